@@ -17,7 +17,7 @@ from ..ops.meta import is_dtype_class, on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
 from .dims import array_tracker
-from .variables.arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -202,6 +202,14 @@ def objects_the_normalizer_added(given: list, bound: Bound, scalars: dict) -> li
     return [ident for ident, n in held.items() if n > passed.get(ident, 0)]
 
 
+def _item(var: VariableTracker) -> VariableTracker:
+    """An item of a list or tuple handed to NumPy: a Python float read from data
+    (``float(np.dot(phi, hist))`` inserted into ``hist``) is its float64 0-d array, which
+    NumPy's array of the list makes of it too (a Python float in a sequence is float64,
+    not weak)."""
+    return var.array if isinstance(var, PyValueVariable) and var.kind is float else var
+
+
 def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any:
     """What the normalizer gets for ``var``; ``index``: it is a subscript's index (or a
     part of one), where a run-time NumPy integer (``x[np.int64(3)]``, ``x[i:i + 3]`` of
@@ -226,9 +234,9 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
                            f"NumPy function (NumPy's functions read it in different ways)")
         return var.value
     if isinstance(var, ListVariable):
-        return [to_bind(tx, v, scalars) for v in var.item_list]
+        return [to_bind(tx, _item(v), scalars) for v in var.item_list]
     if isinstance(var, TupleVariable):
-        return tuple(to_bind(tx, v, scalars, index) for v in var.item_list)
+        return tuple(to_bind(tx, _item(v), scalars, index) for v in var.item_list)
     if isinstance(var, SliceVariable):
         return slice(*(to_bind(tx, p, scalars, index) for p in var.parts))
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")

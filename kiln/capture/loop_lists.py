@@ -86,16 +86,19 @@ def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
             or array.meta.shape != () or array.array_type is not np.ndarray:
         return None
     kind = np.dtype(array.meta.dtype).kind
-    if not tx.output.graph_loop_body and not (cls is int and kind in "iu"):
+    if not tx.output.graph_loop_body and not (cls is int and kind in "iu" or cls is float and kind == "f"):
         # (elsewhere only ``n += int(mask.sum())``: python_numbers.PythonIntVariable)
         return None
     if np.dtype(array.meta.dtype).itemsize > (16 if kind == "c" else 8):
         return None      # (a long double's item() is itself)
     if cls is None:
         return PyValueVariable(array, _ITEM_TYPES[kind]) if kind in _ITEM_TYPES else None
-    if cls is float and kind == "f" or cls is int and kind in "iu":
+    if cls is float and kind == "f" and (array.meta.dtype == np.float64 or tx.output.graph_loop_body) \
+            or cls is int and kind in "iu":   # (a body's rows are stacked in their own dtype)
         return PyValueVariable(array, cls)
-    if cls is float and kind in "iub" or cls is int and kind == "b":
+    if cls is float and kind in "iubf" or cls is int and kind == "b":
+        # (float(np.float32(v)) elsewhere is the double of that value: arithmetic on it is
+        # a double's, and NumPy's array of a list holding it float64)
         # float(np.int64(v)) is the C cast astype makes; int(np.True_) is 1
         to = np.dtype(np.float64 if cls is float else np.int64)
         return PyValueVariable(tx.call_op(("method", "astype"), [array, ConstantVariable(to)],

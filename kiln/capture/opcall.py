@@ -59,6 +59,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
     args, kwargs = _lists_of_arrays_stacked(tx, spelling, args, kwargs)
+    if spelling.array_items and args:
+        args = [_run_time_items_made(tx, spelling.array_items, args[0])] + list(args[1:])
     if spelling.op is not None and spelling.op.category == Category.POINTWISE:
         args, kwargs = _weak_values(tx, args, kwargs, spelling.op)
     masked = [a for a in flatten(list(args) + list(kwargs.values()))
@@ -214,6 +216,30 @@ def numbers_stacked(tx, target: ArrayVariable, value: VariableTracker) -> Variab
     if getattr(numbers_dtype(examples), "kind", "") != "f":
         return value
     return call_op(tx, np.asarray, [value], {}, "numpy.asarray")
+
+
+def _run_time_items_made(tx, array_items: str, items: VariableTracker) -> VariableTracker:
+    """``np.stack([S, dt])``, ``np.hstack([[S], [dt]])`` of run-time floats: NumPy makes an
+    array of each item first, and so does the graph (``np.asarray``, which makes them
+    inputs), where NumPy's constant array of each value would recompile at every new value.
+    ``"strong"`` (np.concatenate): a Python number stays itself (NEP 50's weak scalar)."""
+    from ..ops.from_data import numbers_dtype
+    from .variables.containers import ListVariable, TupleVariable
+
+    def runtime_floats(v: VariableTracker) -> bool:
+        if isinstance(v, SymScalarVariable):
+            return getattr(numbers_dtype([v.example]), "kind", "") == "f" and (
+                array_items == "all" or isinstance(v.example, np.generic))
+        if not isinstance(v, TupleVariable) or not any(isinstance(i, SymScalarVariable) for i in v.item_list):
+            return False
+        examples = [i.example if isinstance(i, SymScalarVariable) else
+                    i.value if isinstance(i, ConstantVariable) else None for i in v.item_list]
+        return getattr(numbers_dtype(examples), "kind", "") == "f"
+    if not isinstance(items, TupleVariable) or not any(map(runtime_floats, items.item_list)):
+        return items
+    made = [call_op(tx, np.asarray, [v], {}, "numpy.asarray") if runtime_floats(v) else v
+            for v in items.item_list]
+    return ListVariable(made) if isinstance(items, ListVariable) else TupleVariable(made)
 
 
 def _holds_array(v: VariableTracker) -> bool:

@@ -159,7 +159,9 @@ full.lowering = {"fill": "fill_value"}
 
 def _full_normalize(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     _check_common("numpy.full", order, like, device)
-    if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float)):
+    # (a NumPy number stays itself: one that changes from call to call is the graph's
+    # input, where its constant array would recompile at every new value)
+    if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float, np.bool_, np.number)):
         fill_value = np.asarray(fill_value)
     # NumPy: dtype defaults to np.array(fill_value).dtype (Python int -> int64, float -> float64).
     dtype = _dtype_of(fill_value) if dtype is None else np.dtype(dtype)
@@ -229,7 +231,9 @@ for _op in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_li
 
 def _full_like_normalize(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
                          device=None):
-    if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float)):
+    # (a NumPy number stays itself: one that changes from call to call is the graph's
+    # input, where its constant array would recompile at every new value)
+    if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float, np.bool_, np.number)):
         fill_value = np.asarray(fill_value)
     return Bound(full_like, (a, fill_value),
                  _like_params("numpy.full_like", dtype, order, shape, device))

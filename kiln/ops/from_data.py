@@ -59,6 +59,8 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         else:  # constants (and run-time ints, specialized): NumPy makes the array
             a = _constant_array(a, dtype)
         copy = False
+    elif not _is_array(a) and runtime_numbers([a]) is not None and (dtype is None or np.dtype(dtype).kind in "fc"):
+        a = N.full((), a, dtype=runtime_numbers([a]))   # ``np.asarray(dt)`` of a float argument
     elif not _is_array(a):
         a = _constant_array(a, dtype)
     elif _numpy_scalar(a):

@@ -238,7 +238,7 @@ def _join_into(out: Any, arrays: tuple, axis: Any, casting: str, stack: bool) ->
     return out
 
 
-spell(np.concatenate, concatenate, _concatenate_normalize, "numpy.concatenate")
+spell(np.concatenate, concatenate, _concatenate_normalize, "numpy.concatenate", array_items="strong")
 
 
 # -- stack ---------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def _stack_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind
     return _into_out(_stack_bound(as_sequence(arrays), axis, dtype, casting, out))
 
 
-spell(np.stack, stack, _stack_normalize, "numpy.stack")
+spell(np.stack, stack, _stack_normalize, "numpy.stack", array_items="all")
 # Compiled with a small result: a select among the pieces (kiln/lowering/fills.py).
 stack.lowering = {"join": "stack"}
 concatenate.lowering = {"join": "concatenate"}
@@ -362,10 +362,10 @@ def _column_stack_normalize(tup):
     return _concat_bound(arrays, 1, shapes=_promoted(arrays, _column))
 
 
-spell(np.hstack, concatenate, _hstack_normalize, "numpy.hstack")
-spell(np.vstack, concatenate, _vstack_normalize, "numpy.vstack")
-spell(np.dstack, concatenate, _dstack_normalize, "numpy.dstack")
-spell(np.column_stack, concatenate, _column_stack_normalize, "numpy.column_stack")
+spell(np.hstack, concatenate, _hstack_normalize, "numpy.hstack", array_items="all")
+spell(np.vstack, concatenate, _vstack_normalize, "numpy.vstack", array_items="all")
+spell(np.dstack, concatenate, _dstack_normalize, "numpy.dstack", array_items="all")
+spell(np.column_stack, concatenate, _column_stack_normalize, "numpy.column_stack", array_items="all")
 
 
 # -- repeat --------------------------------------------------------------------------------

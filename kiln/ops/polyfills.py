@@ -8,6 +8,7 @@ follows NumPy's own implementation step by step; where it must differ, the docst
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,35 @@ def fromiter(iter: Any, dtype: Any, count: int = -1, *, like: Any = None) -> Any
     return out
 
 
-POLYFILLS = {np.piecewise: piecewise, np.fromiter: fromiter}
+def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any) -> Any:
+    """numpy.apply_along_axis: ``func1d`` called on each 1-d slice along ``axis``, in
+    NumPy's order (the other axes' C order), each result written into a buffer of the
+    first result's shape and dtype (later ones cast into it as NumPy's setitem casts),
+    whose axes are then moved into place. Capture unrolls the slices, so ``func1d`` is
+    captured per slice like a helper the user called in a loop."""
+    arr = np.asarray(arr) if isinstance(arr, (list, tuple, bool, int, float)) else arr
+    nd = arr.ndim
+    axis = operator.index(axis)   # (NumPy's normalize_axis_index: a float is a TypeError)
+    if not -nd <= axis < nd:
+        raise np.exceptions.AxisError(axis, nd)
+    axis = axis % nd
+    in_dims = list(range(nd))
+    inarr_view = np.transpose(arr, in_dims[:axis] + in_dims[axis + 1:] + [axis])
+    inds = [ind + (Ellipsis,) for ind in np.ndindex(inarr_view.shape[:-1])]
+    if not inds:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    res = np.asanyarray(func1d(inarr_view[inds[0]], *args, **kwargs))
+    buff = np.zeros(inarr_view.shape[:-1] + res.shape, dtype=res.dtype)
+    buff_dims = list(range(buff.ndim))
+    buff_permute = buff_dims[0:axis] + buff_dims[buff.ndim - res.ndim:buff.ndim] + \
+        buff_dims[axis:buff.ndim - res.ndim]
+    buff[inds[0]] = res
+    for ind in inds[1:]:
+        buff[ind] = np.asanyarray(func1d(inarr_view[ind], *args, **kwargs))
+    return np.transpose(buff, buff_permute)
+
+
+POLYFILLS = {np.piecewise: piecewise, np.fromiter: fromiter, np.apply_along_axis: apply_along_axis}
 
 
 # np.vectorize hands each element to its function as a Python scalar (it calls the

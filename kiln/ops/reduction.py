@@ -39,6 +39,10 @@ _NV = np._NoValue
 
 def dtype_of(x: Any) -> np.dtype:
     dt = getattr(x, "dtype", None)
+    if dt is None and isinstance(x, (list, tuple)):
+        # NumPy's array of the list: ``np.dot(phi, [h[0], h[1]])`` of float32 items is
+        # float32 (of the items' metas themselves, float64: a float32 result read as float64)
+        return np.asarray([sample(v) for v in x]).dtype
     return np.dtype(dt) if dt is not None else np.asarray(x).dtype
 
 

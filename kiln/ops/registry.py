@@ -417,6 +417,9 @@ class Spelling:
     text: str
     uses: tuple = ()
     builds_array: bool = False   # makes its array from a list itself (np.asarray's dtype rules)
+    # NumPy makes an array of each item of its first argument (np.stack's asanyarray):
+    # "all", or "strong" where a Python number among them stays weak (np.concatenate)
+    array_items: str = ""
 
     def bind(self, *args: Any, **kwargs: Any) -> Bound:
         named = sorted(_positional_only(self.key) & kwargs.keys()) if kwargs else ()
@@ -483,9 +486,10 @@ def _spell_key(key: Any) -> Any:
         return id(key)
 
 
-def spell(key: Any, op: Op, normalize: Callable[..., Bound], text: str | None = None) -> None:
+def spell(key: Any, op: Op, normalize: Callable[..., Bound], text: str | None = None,
+          array_items: str = "") -> None:
     """Map a NumPy spelling to ``op``; ``normalize(*args, **kwargs)`` returns a :class:`Bound`."""
-    _add_spelling(Spelling(key, op, normalize, text or describe_callable(key)))
+    _add_spelling(Spelling(key, op, normalize, text or describe_callable(key), array_items=array_items))
 
 
 def spell_composite(key: Any, uses: tuple[str, ...], normalize: Callable[..., Composite],

@@ -72,6 +72,72 @@ def _counts(x, k, big):
     return n, counts, total * 4, x * 2
 
 
+def _forecast(phi, x, horizon):     # Yule-Walker's iterated AR forecast
+    hist = list(x[::-1])
+    preds = []
+    for _ in range(horizon):
+        nxt = float(np.dot(phi, hist[:len(phi)]))
+        preds.append(nxt)
+        hist.insert(0, nxt)
+    return np.array(preds), nxt * 0.5 + 1.0, hist
+
+
+def test_python_floats_read_from_data_stay_in_the_graph():
+    # ``float(np.dot(phi, hist))`` broke at float() ("float() of an array reads its data");
+    # a float32 dot of a list of float32 items was float64 to capture (its result's meta)
+    for dtype in (np.float64, np.float32):
+        phi, x = np.array([0.5, -0.25, 0.125], dtype), np.linspace(1, 2, 4).astype(dtype)
+        compiled, _, _ = run_probe(_forecast, phi, x, 4, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        same_as_numpy(kiln.compile(_forecast, backend="cpp"), _forecast, phi, x, 4)
+
+
+def _bit_weights(x, n):     # local binary patterns' "uniform" weights
+    ones = np.array([bin(v).count("1") for v in range(16)])
+    return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
+
+
+def test_bin_hex_oct_format_of_constants_fold():
+    # bin() and format() were unknown builtins: a break at each. Of a run-time int they
+    # break still (their text would be guarded by value: an entry per value)
+    compiled, _, _ = run_probe(_bit_weights, np.ones(16), 6, calls=1)
+    breaks = [r.graph_break for r in compiled.records if r.graph_break is not None]
+    assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
+
+
+def _set_walk(x, k):       # sets of ints: Python's iteration order is their values'
+    total = 0.0
+    for h in set([k, 9, 1, k, 17]):      # (9, 1 and 17 collide in an 8-slot table)
+        total = total * 2 + x[h]
+    return total, sorted(frozenset(range(k))), [x[i] for i in set()]
+
+
+def test_sets_of_known_ints_are_made_and_iterated_in_the_graph():
+    # set(...) broke ('constructing builtins.set objects is not supported'), so did the
+    # resumed function at iterating the set it was handed
+    for k in (3, 4):
+        compiled, _, _ = run_probe(_set_walk, np.arange(20.0), k, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+
+
+def _along_axes(a, b, w):
+    return (np.apply_along_axis(lambda v: np.convolve(v, w, mode="same"), 0, a),
+            np.apply_along_axis(np.sum, -1, b),                              # scalars
+            np.apply_along_axis(lambda v, s, t=1: v[:2] * s + t, 1, b, 2.0, t=3),   # another length
+            np.apply_along_axis(lambda v: np.outer(v, v), 2, b),             # 2-d results
+            np.apply_along_axis(np.mean, 0, a[0]))                           # 1-d: a 0-d result
+
+
+def test_apply_along_axis_inlines_its_function_per_slice():
+    # np.apply_along_axis had no kiln op: a break, NumPy's Python loop (Harris corners)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((3, 4)), rng.random((2, 3, 4)).astype(np.float32)
+    compiled, _, got = run_probe(_along_axes, a, b, np.array([0.25, 0.5, 0.25]), calls=1)
+    assert all(r.graph_break is None for r in compiled.records)
+    want = _along_axes(a, b, np.array([0.25, 0.5, 0.25]))
+    assert [g.strides for g in got] == [w.strides for w in want]   # (NumPy's transposed buffer)
+
+
 def _count_then_branch(x):
     n = 1 + int((x > 0.5).sum())
     return x[:n] if n > 2 else -n

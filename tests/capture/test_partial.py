@@ -78,7 +78,7 @@ def k_item(x):
 
 
 def k_float(x):
-    s = float(x.max())
+    s = int(x.max())      # (int() of a float array breaks; float() is read from the graph)
     return x * 2 + s
 
 
@@ -505,7 +505,7 @@ def e_nonlocal_written_after_the_break(x):
 
     def add(v):
         nonlocal total
-        total += float(v.sum())
+        total += int(v.sum())   # (a break: int() of a float array)
         return total
     y = add(x)
     return total, y
@@ -649,19 +649,19 @@ def test_the_note_of_a_try_that_runs_as_python_names_its_handler_lines_too():
 
 
 def _rows_as_floats(x):
-    rows = [[float(v) * 2 for v in r] for r in x]
+    rows = [[int(v) * 2 for v in r] for r in x]     # (int() of a float: a break)
     y = np.tanh(x) * 3
     return rows, y.sum(axis=0)
 
 
 def _inner_list_then_a_float(x):
-    rows = [sum([v * 2 for v in r]) + float(r[0]) for r in x]
+    rows = [sum([v * 2 for v in r]) + int(r[0]) for r in x]
     y = np.tanh(x) * 3
     return rows, y.sum(axis=0)
 
 
 def _three_deep(x):
-    rows = [[[float(v) for v in r] for r in x] for _ in range(2)]
+    rows = [[[int(v) for v in r] for r in x] for _ in range(2)]
     y = np.tanh(x) * 3
     return rows, y.sum(axis=0)
 

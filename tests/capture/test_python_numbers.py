@@ -281,7 +281,13 @@ def _state_rows(pts, s, e):      # NumPy float arguments: a row written, an arra
     return out
 
 
+def _joined(pts, s, e):           # np.stack/np.hstack/np.full of NumPy float arguments
+    return (pts + np.stack([s, float(e)]), np.hstack([[s], e]), np.concatenate([pts[0], [e]]),
+            np.full((), e), np.asarray(s), np.vstack([e, e]))
+
+
 @pytest.mark.parametrize("fn, draw", [
+    (_joined, lambda r: (np.float64(r.standard_normal()), np.float32(r.standard_normal()))),
     (_offsets, lambda r: (float(r.standard_normal()), float(r.standard_normal()))),
     (_state_rows, lambda r: (np.float64(r.standard_normal()), np.float64(r.standard_normal()))),
     (_rotation, lambda r: (math.cos(r.uniform(0, 6)), math.sin(r.uniform(0, 6)))),
@@ -291,7 +297,9 @@ def _state_rows(pts, s, e):      # NumPy float arguments: a row written, an arra
 def test_arrays_made_of_float_arguments_compile_once(monkeypatch, fn, draw):
     """np.array([dx, dy]) of float arguments was a constant of the graph, guarded by
     value: every call with new values recompiled, until the recompile limit made them all
-    run uncompiled. The array is made in the graph now (kiln/ops/numeric.py)."""
+    run uncompiled. The array is made in the graph now (kiln/ops/numeric.py); so are the
+    0-d arrays NumPy makes of each scalar np.stack and np.hstack join (opcall's
+    _run_time_items_made), and np.full's NumPy fill value (an entry per call before)."""
     monkeypatch.setattr(config, "cost_model", False)
     cf = kiln.compile(fn)
     rng = np.random.default_rng(5)

@@ -506,6 +506,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         from .containers import ListVariable, TupleVariable
         items = args[0].items(tx) if args else []
         return (TupleVariable if cls is tuple else ListVariable)(items)
+    if cls in (set, frozenset) and not kwargs and len(args) <= 1:
+        # a set of the items' values, as ``{a, b}`` is (BUILD_SET): Python's own set, made
+        # in the same order, so it iterates in Python's order (``sorted(set(ks))``)
+        from .containers import key_value
+        return ConstantVariable(tx.fold(cls, [key_value(tx, v) for v in (args[0].items(tx) if args else [])]))
     if cls is dict:
         from .containers import DictVariable
         entries = {}

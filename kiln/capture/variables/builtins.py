@@ -395,6 +395,26 @@ class BuiltinVariable(ConstantVariable):
     def call_repr(self, tx, *args) -> VariableTracker:
         return self._fold(tx, args)
 
+    def _fold_known(self, tx, args: tuple, types: tuple = (int, bool)) -> VariableTracker:
+        """Python's own call on constants of ``types`` (``bin(v).count("1")`` over ``range(256)``):
+        a run-time value would be guarded by value, an entry per value: it breaks instead."""
+        if not (args and self._all_constant(args) and type(args[0].value) in types):
+            tx.unsupported("unsupported_call", f"builtin {self.fn.__name__}() of a value known only "
+                           f"at run time (its text is Python's)")
+        return self._fold(tx, args)
+
+    def call_bin(self, tx, x) -> VariableTracker:
+        return self._fold_known(tx, (x,))
+
+    def call_hex(self, tx, x) -> VariableTracker:
+        return self._fold_known(tx, (x,))
+
+    def call_oct(self, tx, x) -> VariableTracker:
+        return self._fold_known(tx, (x,))
+
+    def call_format(self, tx, *args) -> VariableTracker:
+        return self._fold_known(tx, args, (int, bool, float, str))
+
     def call_slice(self, tx, *args) -> VariableTracker:
         return ConstantVariable(slice).call(tx, list(args), {})
 
