@@ -43,7 +43,39 @@ def folded_list_across_a_break(s, x):
     return parts, len(sets), x + len(parts)
 
 
+# Idioms of the libraries' code that broke the graph or recompiled per value:
+# transforms3d's decompose44 returns np.array([sxy, sxz, syz]) of NumPy scalars it
+# computed (after a break on the sign of a determinant, so they are its resume function's
+# arguments): each was specialized, one entry per value (recompile limit hit in real use),
+# where a Python float in such a list was a run-time value already; finite-element
+# assembly ``K[np.ix_(dofs, dofs)] += ke`` with dofs a list of numbers read from the
+# connectivity array; ``np.multiply.outer(arr, [c, s])`` with c, s computed; and
+# ``", ".join(genexpr)`` (the joined items are constants). Each was a graph break.
+@program((np.zeros((6, 6)), np.array([[0, 1], [1, 2]]), np.arange(16.0).reshape(4, 4),
+          np.float64(0.25), np.float64(-1.5)),
+         (np.ones((6, 6)), np.array([[2, 0], [1, 1]]), np.eye(4), np.float64(2.0), np.float64(0.5)))
+def assembly_idioms(K, conn, ke, a, b):
+    for e in range(conn.shape[0]):
+        n1, n2 = conn[e]
+        dofs = [2 * n1, 2 * n1 + 1, 2 * n2, 2 * n2 + 1]
+        K[np.ix_(dofs, dofs)] += ke
+    c, s = np.cos(a), np.sin(a)
+    label = ", ".join(f"K{n}" for n in K.shape)
+    return K, np.multiply.outer(ke[0], [c, s]), label, np.array([a, b, c])
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+def test_assembly_idioms_are_one_graph_for_every_value():
+    fn, calls = PROGRAMS["assembly_idioms"]
+    explained = kiln.explain(fn)(*(v.copy() for v in calls[0]))   # (np.float64.copy: a scalar)
+    assert [b.reason for b in explained.break_reasons] == []
+    assert [g for g in explained.guards if "np.float64(" in g] == [], "a, b are run-time values"
+    f = kiln.compile(fn, backend="eager")
+    for args in calls:
+        f(*(v.copy() for v in args))
+    assert len(f.cache_entries) == 1
 
 
 def test_recompile_limit_under_an_error_filter_still_runs(monkeypatch):

@@ -42,7 +42,8 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
             # common dtype an int64 2**60 + 2**36 + 1 beside a float into float32 was
             # rounded twice, to 2**60 where NumPy's one rounding gives 2**60 + 2**37)
             a = N.stack([_as_array(v, dtype=dtype, copy=False) if isinstance(v, (list, tuple))
-                         or not _is_array(v) or dtype is not None else v for v in a])
+                         or not _is_array(v) or dtype is not None or is_runtime_number(v) else v
+                         for v in a])
         elif _runtime_numbers(a) is not None:
             # np.array([dx, dy]) of float arguments, np.array(flags) of bools: made in the
             # graph, so new values do not recompile (NumPy's dtype: float64 with ints
