@@ -64,6 +64,22 @@ def assembly_idioms(K, conn, ke, a, b):
     return K, np.multiply.outer(ke[0], [c, s]), label, np.array([a, b, c])
 
 
+# emcee's test_blobs: a log-probability returning ``object()`` as its blob, kept past a
+# graph break, was rebuilt for the resume function by setting the attributes of a new
+# object through its __dict__, which a plain object() has not (AttributeError out of a
+# function that works).
+def _sentinel_blob(x):
+    return object()
+
+
+@program((np.ones(3),), (np.arange(3.0),))
+def object_blob_across_a_break(x):
+    lp, blob = -0.5 * np.sum(x ** 2), _sentinel_blob(x)
+    if lp < -1:
+        lp = lp * 2
+    return lp, type(blob), blob is not None
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
