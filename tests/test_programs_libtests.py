@@ -110,3 +110,24 @@ def test_recompile_limit_under_an_error_filter_still_runs(monkeypatch):
         for n in (1, 2, 3, 6):
             np.testing.assert_array_equal(f(np.arange(6.0), n), scaled(np.arange(6.0), n))
     assert len(f.cache_entries) == 2
+
+
+class _HalfBuilt:
+    def __repr__(self):
+        return f"_HalfBuilt(n={self.n})"   # (n is set by __init__, which deepcopy skips)
+
+
+def test_recompile_reason_of_an_object_whose_repr_raises():
+    # filterpy's Saver deep-copies a filter: copy._reconstruct (compiled with the library)
+    # recompiled on a MerweScaledSigmaPoints made by object.__new__, not filled yet, and
+    # the recompile's reason called its __repr__, which raised AttributeError out of a
+    # call that works without kiln.
+    def keep(o, x):
+        return o, x + 1
+
+    f = kiln.compile(keep, backend="eager")
+    f(None, np.ones(2))
+    half = object.__new__(_HalfBuilt)
+    o, y = f(half, np.ones(2))
+    assert o is half and len(f.cache_entries) == 2
+    np.testing.assert_array_equal(y, [2.0, 2.0])
