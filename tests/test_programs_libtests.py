@@ -61,7 +61,11 @@ def assembly_idioms(K, conn, ke, a, b):
         K[np.ix_(dofs, dofs)] += ke
     c, s = np.cos(a), np.sin(a)
     label = ", ".join(f"K{n}" for n in K.shape)
-    return K, np.multiply.outer(ke[0], [c, s]), label, np.array([a, b, c])
+    # filterpy's UKF.update: np.atleast_2d of a list of hx(s) = s[0:1] was (1, n), the
+    # shape taken of a list of opaque items, where NumPy's array of it is (n, 1)
+    rows = np.atleast_2d([ke[i, 0:1] for i in range(3)])
+    return K, np.multiply.outer(ke[0], [c, s]), label, np.array([a, b, c]), rows, \
+        np.atleast_3d([ke[0], ke[1]])
 
 
 # emcee's test_blobs: a log-probability returning ``object()`` as its blob, kept past a
