@@ -43,7 +43,59 @@ def folded_list_across_a_break(s, x):
     return parts, len(sets), x + len(parts)
 
 
+# Idioms of the libraries' code that broke the graph or recompiled per value:
+# transforms3d's decompose44 returns np.array([sxy, sxz, syz]) of NumPy scalars it
+# computed (after a break on the sign of a determinant, so they are its resume function's
+# arguments): each was specialized, one entry per value (recompile limit hit in real use),
+# where a Python float in such a list was a run-time value already; finite-element
+# assembly ``K[np.ix_(dofs, dofs)] += ke`` with dofs a list of numbers read from the
+# connectivity array; ``np.multiply.outer(arr, [c, s])`` with c, s computed; and
+# ``", ".join(genexpr)`` (the joined items are constants). Each was a graph break.
+@program((np.zeros((6, 6)), np.array([[0, 1], [1, 2]]), np.arange(16.0).reshape(4, 4),
+          np.float64(0.25), np.float64(-1.5)),
+         (np.ones((6, 6)), np.array([[2, 0], [1, 1]]), np.eye(4), np.float64(2.0), np.float64(0.5)))
+def assembly_idioms(K, conn, ke, a, b):
+    for e in range(conn.shape[0]):
+        n1, n2 = conn[e]
+        dofs = [2 * n1, 2 * n1 + 1, 2 * n2, 2 * n2 + 1]
+        K[np.ix_(dofs, dofs)] += ke
+    c, s = np.cos(a), np.sin(a)
+    label = ", ".join(f"K{n}" for n in K.shape)
+    # filterpy's UKF.update: np.atleast_2d of a list of hx(s) = s[0:1] was (1, n), the
+    # shape taken of a list of opaque items, where NumPy's array of it is (n, 1)
+    rows = np.atleast_2d([ke[i, 0:1] for i in range(3)])
+    return K, np.multiply.outer(ke[0], [c, s]), label, np.array([a, b, c]), rows, \
+        np.atleast_3d([ke[0], ke[1]])
+
+
+# emcee's test_blobs: a log-probability returning ``object()`` as its blob, kept past a
+# graph break, was rebuilt for the resume function by setting the attributes of a new
+# object through its __dict__, which a plain object() has not (AttributeError out of a
+# function that works).
+def _sentinel_blob(x):
+    return object()
+
+
+@program((np.ones(3),), (np.arange(3.0),))
+def object_blob_across_a_break(x):
+    lp, blob = -0.5 * np.sum(x ** 2), _sentinel_blob(x)
+    if lp < -1:
+        lp = lp * 2
+    return lp, type(blob), blob is not None
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+def test_assembly_idioms_are_one_graph_for_every_value():
+    fn, calls = PROGRAMS["assembly_idioms"]
+    explained = kiln.explain(fn)(*(v.copy() for v in calls[0]))   # (np.float64.copy: a scalar)
+    assert [b.reason for b in explained.break_reasons] == []
+    assert [g for g in explained.guards if "np.float64(" in g] == [], "a, b are run-time values"
+    f = kiln.compile(fn, backend="eager")
+    for args in calls:
+        f(*(v.copy() for v in args))
+    assert len(f.cache_entries) == 1
 
 
 def test_recompile_limit_under_an_error_filter_still_runs(monkeypatch):
@@ -62,3 +114,24 @@ def test_recompile_limit_under_an_error_filter_still_runs(monkeypatch):
         for n in (1, 2, 3, 6):
             np.testing.assert_array_equal(f(np.arange(6.0), n), scaled(np.arange(6.0), n))
     assert len(f.cache_entries) == 2
+
+
+class _HalfBuilt:
+    def __repr__(self):
+        return f"_HalfBuilt(n={self.n})"   # (n is set by __init__, which deepcopy skips)
+
+
+def test_recompile_reason_of_an_object_whose_repr_raises():
+    # filterpy's Saver deep-copies a filter: copy._reconstruct (compiled with the library)
+    # recompiled on a MerweScaledSigmaPoints made by object.__new__, not filled yet, and
+    # the recompile's reason called its __repr__, which raised AttributeError out of a
+    # call that works without kiln.
+    def keep(o, x):
+        return o, x + 1
+
+    f = kiln.compile(keep, backend="eager")
+    f(None, np.ones(2))
+    half = object.__new__(_HalfBuilt)
+    o, y = f(half, np.ones(2))
+    assert o is half and len(f.cache_entries) == 2
+    np.testing.assert_array_equal(y, [2.0, 2.0])

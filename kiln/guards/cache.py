@@ -45,7 +45,17 @@ class CacheEntry:
 def describe_failure(guard: Guard, seen: Any) -> str:
     if guard.kind == "type" and isinstance(seen, str):
         return f"{guard.text}  (saw {seen})"
-    return f"{guard.text}  (saw {seen!r})"
+    return f"{guard.text}  (saw {_shown(seen)})"
+
+
+def _shown(seen: Any) -> str:
+    """``repr(seen)``, or what it is when its ``__repr__`` raises (filterpy's sigma-point
+    objects while copy.deepcopy rebuilds them: their attributes are not set yet): the
+    call goes on, as it does without kiln, which never asks for the repr."""
+    try:
+        return repr(seen)
+    except Exception as e:
+        return f"<{type(seen).__qualname__} object; its repr raised {type(e).__name__}>"
 
 
 def scalar_only(failures: list[tuple[Guard, Any]]) -> list[str]:

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, columns_array, ndim_of, reject, shape_of
+from .meta import TensorMeta, columns_array, ndim_of, reject, shape_of, to_fake
 from .numeric import _dtype
-from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+from .registry import Bound, Category, Composite, F, N, declare, iter_leaves, spell, spell_composite
 
 INTP = np.dtype(np.intp)
 
@@ -103,13 +103,22 @@ spell(np.ravel_multi_index, ravel_multi_index, _ravel_multi_normalize,
 
 def _ix(*seqs):
     nd = len(seqs)
-    return tuple(N.reshape(s, (1,) * k + (-1,) + (1,) * (nd - k - 1)) for k, s in enumerate(seqs))
+    return tuple(N.reshape(N.asarray(s) if isinstance(s, list) else s, (1,) * k + (-1,) + (1,) * (nd - k - 1))
+                 for k, s in enumerate(seqs))
 
 
 def _ix_normalize(*args):
     seqs = []
     for new in args:
-        if not hasattr(new, "dtype") or not hasattr(new, "shape"):
+        if isinstance(new, (list, tuple)) and any(isinstance(v, TensorMeta) for v in iter_leaves(new)):
+            # ``dofs = [2 * n1, 2 * n1 + 1]`` of numbers computed in the function: an
+            # array made in the graph (_ix), checked here on what NumPy makes of stand-ins
+            made = np.asarray(to_fake(new))
+            if made.ndim == 1 and made.dtype != np.bool_:
+                seqs.append(list(new))
+                continue
+            new = TensorMeta(made.shape, made.dtype)
+        elif not hasattr(new, "dtype") or not hasattr(new, "shape"):
             new = np.asarray(new)
             if new.size == 0:
                 new = new.astype(INTP)

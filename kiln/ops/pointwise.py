@@ -350,12 +350,14 @@ def _outer_normalizer(op: Op, ufunc: np.ufunc) -> Callable[..., Composite]:
     name = f"numpy.{ufunc.__name__}.outer"
 
     def outer(a: Any, b: Any) -> Any:
+        # (made arrays here, in the graph: ``[c, s]`` of values computed in the function
+        # is their stack, as np.asarray makes it)
+        a, b = (v if hasattr(v, "shape") else N.asarray(v) for v in (a, b))
         return op(F.reshape(a, shape=tuple(shape_of(a)) + (1,) * len(shape_of(b))), b)
 
     def normalize(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Composite:
         for key, value in kwargs.items():
             reject(name, key, value, "compute the result without it, or call it without kiln")
-        a, b = (v if hasattr(v, "shape") else np.asarray(v) for v in (a, b))
         return Composite(outer, (a, b), {}, out[0] if isinstance(out, tuple) else out, out_broadcasts=True)
     return normalize
 

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import layout
-from .meta import TensorMeta, as_array, below_of_inputs, ndim_of, normalize_axis, reject, shape_of
+from .meta import TensorMeta, as_array, below_of_inputs, ndim_of, normalize_axis, reject, shape_of, to_fake
 from .registry import Bound, Category, Composite, F, declare, method_key, spell
 
 
@@ -131,7 +131,9 @@ def _atleast_normalizer(n: int):
             reject(f"numpy.atleast_{n}d", "arys", f"<{len(arys)} arrays>",
                    f"call np.atleast_{n}d once per array")
         x = arys[0]
-        shape = shape_of(x)
+        # (a list of arrays, ``np.atleast_2d([h(s) for s in sigmas])``: the shape of
+        # NumPy's array of it, not of a list of opaque items)
+        shape = shape_of(to_fake(x) if isinstance(x, (list, tuple)) else x)
         if len(shape) >= n:
             # NumPy hands back the array itself; so does a squeeze of no axes (a reshape would
             # be a new view object)

@@ -343,7 +343,8 @@ class ConstantMethodVariable(VariableTracker):
         return f"method {getattr(self.method, '__qualname__', self.method)}"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        values = [a.as_constant(tx) for a in args]
+        values = [iter([v.as_constant(tx) for v in a.items(tx)]) if self._drains(a) else a.as_constant(tx)
+                  for a in args]
         kw = {k: v.as_constant(tx) for k, v in kwargs.items()}
         value = tx.fold(self.method, *values, **kw)
         if isinstance(value, numpy.ndarray):
@@ -351,6 +352,14 @@ class ConstantMethodVariable(VariableTracker):
             # NumPy does; as a constant, each call would return (and write) the same one.
             return tx.call_op(numpy.array, [ConstantVariable(value)], {}, "numpy.array")
         return folded(tx, value)
+
+    def _drains(self, arg: VariableTracker) -> bool:
+        """``", ".join(str(v) for v in xs)``: str.join and bytes.join take every item
+        of an iterator (a generator expression run where it was made) before they return,
+        so its items, constants, are what they join."""
+        from .iterators import IteratorVariable
+        return isinstance(arg, IteratorVariable) and getattr(self.method, "__name__", None) == "join" \
+            and isinstance(getattr(self.method, "__self__", None), (str, bytes))
 
 
 class UserObjectVariable(VariableTracker):

@@ -149,5 +149,6 @@ class NewObjectVariable(UserObjectVariable):
 def make_object(cls: type, attributes: dict) -> Any:
     """The instance ``cls(...)`` would have left: a new object with these attributes."""
     obj = object.__new__(cls)
-    obj.__dict__.update(attributes)
+    if attributes:   # (``object()``, a sentinel, has no __dict__: nothing to set)
+        obj.__dict__.update(attributes)
     return obj
