@@ -138,7 +138,10 @@ def test_verdicts_belong_to_one_compiled_function_and_one_size():
     small = np.arange(5.0)
     for _ in range(2):
         np.testing.assert_array_equal(as_cpp(small, 2), _calls_small_work(small, 2))
-    assert not any(r.ops == ["multiply"] for r in as_cpp.records)
+    # the code after the break is captured once to be priced (partial.from_start), and the
+    # verdict holds for the second call: one capture of the multiply, not one per call
+    multiplies = lambda f: sum(r.ops == ["multiply"] for r in f.records)  # noqa: E731
+    assert multiplies(as_cpp) == 1
     # the eager backend compiles every graph: the cpp function's verdict is not its own
     as_eager = kiln.compile(_calls_small_work, backend="eager")
     np.testing.assert_array_equal(as_eager(small, 2), _calls_small_work(small, 2))
@@ -146,7 +149,7 @@ def test_verdicts_belong_to_one_compiled_function_and_one_size():
     # larger arrays than the verdict's go to the dispatcher again, and compile
     large = np.arange(5000.0)
     np.testing.assert_array_equal(as_cpp(large, 2), _calls_small_work(large, 2))
-    assert ["multiply"] in [r.ops for r in as_cpp.records]
+    assert multiplies(as_cpp) == 2
 
 
 @needs_hook
