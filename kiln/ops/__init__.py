@@ -9,7 +9,7 @@ from .registry import (REGISTRY, SPELLINGS, Bound, Category, Composite, F, Op, S
 from .meta import TensorMeta, infer_meta
 from . import pointwise, ufunc_pairs, masked, scalar_math, broadcast, relayout  # noqa: F401  (declarations register themselves)
 from . import reduction, shape, indexing, scatter, take, join, creation, linalg, mutation  # noqa: F401
-from . import complex, numeric, grids, from_data, statistics, sorting, histograms, matrix, signal, selection, factorizations  # noqa: F401
+from . import complex, numeric, rolls, grids, from_data, statistics, sorting, histograms, matrix, signal, selection, factorizations  # noqa: F401
 from . import loops, loop_vectors, predicates, sets, flat_index, polynomials, splice, random, reinterpret  # noqa: F401
 from . import graph_loops, python_numbers, running, ufunc_methods, value_warnings, norms, array_api, bits  # noqa: F401
 

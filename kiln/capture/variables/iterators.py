@@ -110,7 +110,7 @@ class ZipIteratorVariable(LazyIteratorVariable):
     into an array it zips reads its own writes, a zip walked twice is empty the second
     time, ``zip(it, it)`` pairs one iterator's items, and a loop that breaks on its
     first step has read one element, not all of them. A graph break rebuilds ``zip`` (or
-    ``enumerate``) over the parts where they are (kiln/capture/partial.py)."""
+    ``enumerate``) over the parts where they are (kiln/capture/rebuild.py)."""
 
     def __init__(self, parts: list[IteratorVariable], count: int | None = None) -> None:
         self.parts = parts
@@ -151,7 +151,7 @@ class MapIteratorVariable(ZipIteratorVariable):
     from each part and calls ``fn`` then (captured like any call), so its calls interleave
     with the loop body's work as they do in Python; filter keeps an item whose test is
     known while compiling (``None``: the item's own truth). A graph break rebuilds
-    ``map``/``filter`` over the parts where they are (kiln/capture/partial.py)."""
+    ``map``/``filter`` over the parts where they are (kiln/capture/rebuild.py)."""
 
     def __init__(self, kind: type, fn: VariableTracker, parts: list[IteratorVariable]) -> None:
         super().__init__(parts)
@@ -216,6 +216,6 @@ def pooled(tx, fn: Any, args: list, kwargs: dict) -> IteratorVariable:
 
 def changed_dict_iter(d: dict, taken: int) -> Any:
     """An iterator over ``d`` made before ``d`` changed size (rebuilt at a break,
-    kiln/capture/partial.py): its next step raises as Python's does."""
+    kiln/capture/rebuild.py): its next step raises as Python's does."""
     raise RuntimeError("dictionary changed size during iteration")
     yield
