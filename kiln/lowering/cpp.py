@@ -12,6 +12,9 @@ kiln/codegen_templates/ lay it out. Generated kernels:
   (a reduction over everything walks memory in order, so ``x.T.sum()`` is one run), and
   reductions over leading axes row by row in the output dtype, as NumPy does
   (bit-identical sums); other float sums accumulate in double; max/min are NaN-aware.
+
+The kernel plan (:class:`~kiln.lowering.cpp_plan.CppKernelPlan`, what is decided before
+any text) is made in kiln/lowering/cpp_plan.py; this module prints it.
 """
 from __future__ import annotations
 
@@ -21,19 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_ops import (CTYPES, CppEmitter,  # noqa: F401
-                      NameSource, call_cost, calls_svml, ctype, template)
+from .cpp_ops import CTYPES, CppEmitter, NameSource, calls_svml, ctype, template  # noqa: F401
+from .cpp_plan import MAX_SEGMENT_COPIES, CppKernelPlan, plan_kernel
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
-from .sizes import printed_symbols, product, render as render_size
+from .sizes import printed_symbols, product
 from .cpp_fp import saved_arrays, told_body
 from .cpp_text import helpers_named, prelude, templates
 from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
-from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
-from .reduce_order import kept_axis_inner, numpy_run
-from .scheduler import Kernel, write_index
-from .cpp_loops import PARALLEL_GRAIN, SHORT_LOOP, below_grain
-from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, ROW_WRITE_CHUNK, multiplies_in_order,  # noqa: F401
-                         block_points, render_stages)
+from .plan import describe
+from .scheduler import Kernel
+from .cpp_loops import PARALLEL_GRAIN, below_grain
+from .cpp_stages import ROW_WRITE_CHUNK, render_stages
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs
 # without releasing the GIL (runtime/launch.c's keep_gil): it takes less time than the
@@ -78,118 +79,6 @@ class RenderedKernel:
     told_cdef: str = ""     # its declarations
     fp_names: tuple = ()    # the graph node's name of each ``fp`` entry (CppRenderer.bind_kernels)
     fp_numpy: tuple = ()    # the entries whose warnings NumPy's op tells (fp_flags.numpy_tells)
-
-
-@dataclass
-class CppKernelPlan:
-    """Everything decided about one kernel before it is printed (kiln/lowering/plan.py)."""
-
-    kernel: Kernel
-    local: dict                  # kernel-local buffers as this kernel keeps them
-    inplace: dict                # output name -> input Buffer whose memory it takes
-    size_args: tuple             # int64_t parameters: the dynamic sizes
-    outer: Collapse              # the outer (parallel) loops, collapsed
-    inner: Collapse              # the inner (reduced) loops, collapsed
-    blocked: str | None          # the outer variable run in blocks of ``block`` points
-    split_inner: bool            # no outer loop: big inner loops are split across threads
-    work: str                    # elements the kernel iterates (a C expression)
-    cost: int                    # statements per element
-    row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
-    accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
-    cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
-    block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
-    runs: dict = field(default_factory=dict)   # sum buffer -> (loops of NumPy's run, chunk): reduce_order.numpy_run
-
-    @property
-    def outer_loops(self) -> list[tuple[str, str]]:
-        return self.outer.loops()
-
-    @property
-    def inner_loops(self) -> list[tuple[str, str]]:
-        return self.inner.loops()
-
-    def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
-        """An index's terms over the collapsed loop variables."""
-        return self.inner.rename(dict(self.outer.rename(terms)))
-
-
-def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
-                inplace: dict | None = None) -> CppKernelPlan:
-    """Loops, blocking, per-row arrays, accumulators, threads and cost of one kernel;
-    ``local`` as kiln/lowering/scheduler.kernel_locals gives it, ``inplace`` as
-    kiln/lowering/inplace.plan_inplace does."""
-    frame = kernel.frame
-    local = _fit_row_locals(kernel, local)
-    mine = {n.buf.name for n in kernel.nodes}
-    inplace = {k: v for k, v in (inplace or {}).items() if k in mine and local.get(k) is None}
-    accesses = kernel_accesses(kernel, local)
-    outer_vars = frame.outer_vars()
-    in_order = any(n.kind == "scan" or n.kind == "reduction" and n.combine in IN_ORDER_COMBINES
-                   for n in kernel.nodes)
-    inner_vars = frame.inner_vars()
-    # x[mask].sum() compacts its selection in C order, as NumPy's x[mask] takes it
-    selects = any(n.kind == "reduction" and n.select is not None for n in kernel.nodes)
-    if not in_order and not selects:
-        # a reduction walks memory in order, as NumPy's iterator does (x.T.sum() is one
-        # run, added pairwise: NumPy's bits, and unit-stride loads; x.T.sum((1, 2)) adds
-        # its runs in memory order: reduce_order.numpy_run)
-        inner_vars = loop_order(inner_vars, accesses, memory=True)
-    # the kept dims in memory order too: a reduction of x.T over a middle axis then runs
-    # blocks of unit-stride points (below), adding row by row as NumPy does
-    outer = Collapse(loop_order(outer_vars, accesses), accesses)
-    inner = Collapse(inner_vars, accesses)
-    plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
-                         render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
-    if not outer.loops() and plan.inner_loops:
-        # (argmax/argmin and scans keep one in-order pass: OpenMP has no combine for them)
-        plan.split_inner = not in_order and not any(multiplies_in_order(n) for n in kernel.nodes)
-    elif outer.loops() and plan.inner_loops:
-        # Reducing leading axes: if memory is contiguous along the kept dims, not along
-        # the reduced ones, run blocks of outer points in the innermost loop instead.
-        vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
-        if kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi) \
-                or _products_only(kernel) and not in_order:
-            plan.blocked = vo
-            plan.block = block_points(outer.loops()[-1][1])
-            plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
-    if not plan.blocked and len(plan.inner_loops) > 1:
-        for node in kernel.nodes:
-            if node.kind == "reduction" and node.combine == "sum":
-                run = numpy_run(plan, node, local)
-                if run:
-                    plan.runs[node.buf.name] = run
-    if not frame.axes:
-        plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
-    inner_sizes = dict(frame.inner_vars())
-    for node, role in kernel.members:
-        name = node.buf.name
-        if plan.local.get(name) == "row" and role == "row":
-            w = write_index(node, role, frame)
-            plan.row_arrays[name] = (node.buf.dtype, 1 + sum(
-                c * (inner_sizes[v] - 1) for v, c in w.terms.items() if v in inner_sizes))
-        if node.kind == "scan":
-            plan.accumulators[name] = node.acc_dtype   # NumPy's running value: the result dtype
-        if node.kind == "reduction":
-            acc = node.acc_dtype
-            if plan.blocked and node.combine == "sum" and node.buf.dtype.kind == "f" \
-                    or multiplies_in_order(node):
-                # NumPy reduces a leading axis row by row in the output dtype (and multiplies
-                # in order along any axis); so does the blocked (or in-order) loop, so
-                # accumulating in that dtype gives NumPy's result bit for bit (and float32
-                # lanes are twice as many as double ones).
-                acc = node.buf.dtype
-            plan.accumulators[name] = acc
-    return plan
-
-
-def _products_only(kernel: Kernel) -> bool:
-    """Are the kernel's reductions all float products (cpp_stages.multiplies_in_order)?
-    Each multiplies in order, one dependent multiply after another, so a point's product
-    is bound by the multiply's latency; blocks of points, one lane each, multiply many
-    at a time (np.prod(x, axis=1) of 1000x1000 float64: 1.7 ms row by row as NumPy,
-    0.8 ms in blocks, the same bits)."""
-    reductions = [n for n in kernel.nodes if n.kind == "reduction"]
-    return bool(reductions) and all(multiplies_in_order(n) for n in reductions)
 
 
 def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
@@ -418,29 +307,6 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
                 pad + f"const int64_t {v}_lo = {seg_lo}, {v}_hi = {seg_hi};"] + simd + \
             [pad + f"for (int64_t {v} = {v}_lo; {v} < {v}_hi; ++{v}) {{"] + \
             _outer_nest(plan, loops, lines, depth + 1, copies * (len(cuts) + 1), simd_ok) + [pad + "}", pad + "}"]
-    return out
-
-
-# At most this many copies of a kernel's body across the segments of split loops.
-MAX_SEGMENT_COPIES = 9
-
-
-# Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.
-ROW_LOCAL_BYTES = 64 * 1024
-
-
-def _fit_row_locals(kernel: Kernel, local: dict) -> dict:
-    """Row-local buffers too big for the stack become ordinary buffers."""
-    frame = kernel.frame
-    sizes = dict(frame.inner_vars())
-    out = dict(local)
-    for node, role in kernel.members:
-        if out.get(node.buf.name) == "row":
-            w = write_index(node, role, frame)
-            span = 1 + sum(c * (sizes[v] - 1) for v, c in w.terms.items() if v in sizes)
-            if role != "row" or not isinstance(span, int) \
-                    or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
-                del out[node.buf.name]
     return out
 
 

@@ -4,8 +4,8 @@ A kernel plan's stages become C statements here: the loads and arithmetic of eac
 (through the ops handler, :class:`~kiln.lowering.cpp_ops.CppEmitter`), reduction
 accumulators (double for float sums along the contiguous axis, NaN-aware max/min,
 in-order argmax/argmin, per-point arrays in blocked mode), scans, and the loop nests
-around them with their OpenMP/SIMD pragmas. cpp.py plans kernels and prints the
-function around these statements.
+around them with their OpenMP/SIMD pragmas. cpp_plan.py plans kernels; cpp.py prints
+the function around these statements.
 """
 from __future__ import annotations
 

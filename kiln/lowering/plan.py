@@ -103,7 +103,7 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine],
     outermost, but only when that gives the innermost loop more unit-stride accesses
     than C order does (so C-ordered code never changes); with symbolic strides, C order.
     ``memory``: sorted whatever the innermost loop gets (a reduction's reduced loops, whose
-    order is the order NumPy adds in: cpp.py).
+    order is the order NumPy adds in: cpp_plan.py).
 
     >>> loop_order([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 1, "x1": 4})])
     [('x1', 8), ('x0', 4)]

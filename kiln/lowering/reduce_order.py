@@ -1,4 +1,4 @@
-"""The order a reduction adds in, as NumPy's iterator takes it (kiln/lowering/cpp.py's plan).
+"""The order a reduction adds in, as NumPy's iterator takes it (kiln/lowering/cpp_plan.py).
 
 NumPy walks an operation's dims by stride, largest outermost, and hands its inner loop the
 innermost run: a reduction's result is bit for bit NumPy's when kiln's loops add in that
