@@ -252,6 +252,7 @@ def packed_entry(name: str, slots: list, params: str | None = None) -> str:
             f"\nextern \"C\" void {name}_packed(const kiln_slot* a) {{\n"
             f"    {name}_entry({', '.join(slots)});\n}}\n"
             f"\nextern \"C\" void {name}({params})\n{{\n"
+            f"    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)\n"
             f"    kiln_slot a[{len(slots)}];\n    " + "\n    ".join(stores) +
             f"\n    {name}_packed(a);\n}}\n")
 

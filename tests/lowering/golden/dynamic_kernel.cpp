@@ -59,6 +59,7 @@ extern "C" void kiln_fused_tanh_multiply_sum_0_packed(const kiln_slot* a) {
 
 extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)
     kiln_slot a[6];
     a[0].p = (void*)p_x;
     a[1].p = (void*)p_b;

@@ -42,6 +42,7 @@ extern "C" void kiln_fused_greater_power_clip_where_0_packed(const kiln_slot* a)
 
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)
     kiln_slot a[5];
     a[0].p = (void*)p_x;
     a[1].p = (void*)p_y;

@@ -67,6 +67,7 @@ extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
 
 extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)
     kiln_slot a[3];
     a[0].p = (void*)p_x;
     a[1].p = (void*)p_buf3;
@@ -112,6 +113,7 @@ extern "C" void kiln_fused_mean_1_packed(const kiln_slot* a) {
 
 extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)
     kiln_slot a[3];
     a[0].p = (void*)p_x;
     a[1].p = (void*)p_buf5;

@@ -55,6 +55,7 @@ extern "C" void kiln_fused_max_subtract_exp_sum_0_packed(const kiln_slot* a) {
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (before the stores: cffi's callers may leave it dirty)
     kiln_slot a[3];
     a[0].p = (void*)p_x;
     a[1].p = (void*)p_buf3;
