@@ -118,7 +118,7 @@ def timed(phase, fn):
                 stack[-1] += total
     return run
 
-kiln.api.capture = timed("capture", convert.capture)
+kiln.api.capture = kiln.family.capture = timed("capture", convert.capture)   # (family: a break's recapture)
 backend.generate = timed("lower+codegen", backend.generate)
 backend._load_wrapper = timed("load", backend._load_wrapper)
 build.CppLoader.build = timed("build", build.CppLoader.build)

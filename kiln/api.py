@@ -19,7 +19,6 @@ Cache hits take no lock.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import threading
@@ -28,9 +27,9 @@ import types
 import weakref
 from typing import Any, Callable
 
-from . import as_python, fast_dispatch, logs, pickled
+from . import as_python, family, fast_dispatch, logs, pickled
 from .capture import DynamicSpec, capture
-from .capture import frame_hook, partial, resume
+from .capture import frame_hook, partial
 from .capture.breaks import unsupported_error
 from .config import config
 from .runtime import cost
@@ -150,41 +149,12 @@ class CompiledFunction:
 
     def _resume_function(self, code: types.CodeType, k: int, depth: int, nulls: tuple,
                          names: tuple) -> "CompiledFunction":
-        """The compiled resume function at instruction ``k`` of ``code``, one per layout and
-        per closure: helpers of one code with other cells (a decorator's wrapper around
-        two functions) resume into their own. The resume function holds the cells, so
-        their ids stay theirs while it is cached."""
-        root = self.root
-        cells = tuple(map(id, self.fn.__closure__ or ()))
-        key = (code, k, depth, nulls, names, cells, id(self.fn.__globals__))
-        with root._lock:
-            found = root._resumes.get(key)
-            if found is None:
-                fn = types.FunctionType(resume.resume_code(code, k, depth, nulls, names),
-                                        self.fn.__globals__, self.fn.__name__, None, self.fn.__closure__)
-                found = root._resumes[key] = self._child(fn)
-                found._is_resume = True   # returns continuations; never called by users
-            return found
+        """The compiled resume function at instruction ``k`` of ``code`` (kiln/family.py)."""
+        return family.resume_function(self, code, k, depth, nulls, names)
 
     def _helper(self, fn: types.FunctionType, key: Any = None) -> "CompiledFunction | None":
-        """A helper whose inlining broke, compiled on its own when the segment calls it
-        (one per function, or per ``key``: the code of a closure-free function made in the
-        frame, which is a new object on every call)."""
-        if getattr(fn, "__kiln_disabled__", False) or getattr(fn, "__kiln_graph_break__", False):
-            return None
-        root = self.root
-        if key is None and fn.__closure__ is None and not fn.__defaults__ \
-                and not fn.__kwdefaults__ and not getattr(fn, "__dict__", None):
-            # A function made anew on every call (a nested helper the frame hook meets):
-            # its code is all it is, so one helper serves every such object (the key
-            # capture/partial.py gives a closure-free function made in the frame, too).
-            key = fn.__code__
-        key = fn if key is None else key
-        with root._lock:
-            found = root._helpers.get(key)
-            if found is None:
-                found = root._helpers[key] = self._child(fn)
-            return found
+        """A helper whose inlining broke, compiled on its own (kiln/family.py)."""
+        return family.helper(self, fn, key)
 
     def _dynamic_spec(self) -> DynamicSpec:
         return DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars,
@@ -202,57 +172,8 @@ class CompiledFunction:
         return RUN_EAGER
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any, bp: Any = None) -> Any:
-        """The cache entry for a break: the graph up to it, then the eager segment that
-        resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
-        Recaptures up to the break's region (``bp``: the plan from the function's start,
-        partial.from_start); updates ``first.graph_break`` with a note when a whole
-        loop/try/with statement runs as Python."""
-        if first.break_reads_frame:
-            return None   # a call reading the frame must see the user's own (partial.FRAME_READERS)
-        bp = bp or partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
-        if bp is None:
-            return None
-        second = capture(self.fn, args, kwargs, self._dynamic_spec(),
-                         stop_at=bp.stop_at)
-        if second.stopped is None:
-            return None
-        for add in first.break_guards:   # the second capture stops before the break
-            add(second.guards)
-        built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
-                              first.break_depth, outermost=not self._is_resume)
-        second.output.drop_values()
-        if built is None:
-            return None
-        name = self.fn.__qualname__
-        guards, graph = second.guards, built.graph
-        extra = dict(built.extra)
-        body = []
-        if graph is not None:
-            # priced alone unless declining it would run later iterations' graphs as Python
-            note = "" if partial.runs_later_iterations(self.fn, bp) else \
-                self._python_is_faster(graph, breaks=1, guards=guards, lowered=lambda: _lowered_calls(
-                    graph, example_inputs(self.fn, guards, built.input_codes, args, kwargs)))
-            if note:
-                # the code before the break runs as Python with it; what follows is priced
-                # on its own (and _run_new runs it all as Python if nothing compiled)
-                self._cost_note = note
-                wide = partial.from_start(self.fn, bp, note)
-                return wide and self._partial_entry(args, kwargs, first, wide)
-            example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
-            as_python.watch_loops(self, graph)   # (before lowering copies the loop bodies)
-            compiled = self.backend(graph, example)
-            extra.update(graph_names(graph, compiled, self._respeculate))
-            body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
-                               bool(second.output.side_effects) or second.output.catches)
-        if built.note:
-            first.graph_break = dataclasses.replace(first.graph_break,
-                                                    reason=f"{first.graph_break.reason} — {built.note}")
-        check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
-        fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
-        where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
-        logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
-                 f"ops before the break); resumes compiled at {where}")
-        return check, guards, graph, built.resumes_at, fast, bool(bp.priced_out)
+        """The cache entry for a break, or None: run it all as Python (kiln/family.py)."""
+        return family.partial_entry(self, args, kwargs, first, bp)
 
     def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
         """Run later calls with arguments of these kinds as Python without checking guards
