@@ -22,9 +22,11 @@ failed capture (KeyError 'rest(___stack0).start', an internal error; now a break
 key changes at every step: tests/capture/test_resume_iterations.py), and its
 ``out[step] = S, E, I, R, V`` of np.float64 values was a constant guarded by value, each new
 value recompiling (made in the graph now: tests/capture/test_python_numbers.py): 1.07x
-NumPy's time before, 1.03x after. Left: np.stack([S, dt]) and np.full((), s) of a run-time
-np.float32 still specialize; np.apply_along_axis, datetime64 arrays, builtin bin() and sets
-break the graph (at NumPy's speed).
+NumPy's time before, 1.03x after. Later the same stop (idioms3): np.stack([S, dt]) and
+np.full((), s) of run-time floats stay in the graph, np.apply_along_axis is captured per
+slice, bin() folds on constants and sets of known values iterate as Python's. Left:
+datetime64 arrays, a set built from data, np.errstate blocks with warn/raise modes break
+the graph (at NumPy's speed).
 """
 from __future__ import annotations
 
