@@ -40,7 +40,7 @@ class WrapperCode:
         self.site_keywords: set[str] = set()   # sites some call passes keyword params
         self.lines: list[str] = []
         self._views = 0
-        self._made_views: dict[int, str] = {}
+        self._made_views: dict[int, tuple] = {}   # id of a view value -> (it, its name)
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
         self.out_externs: dict[str, Any] = {}      # name -> op run with its out_impl
         # (impl attribute, op, params) -> the global of its spread_impl or check_impl
@@ -58,8 +58,9 @@ class WrapperCode:
                 return self.buf_name(value.buf)
             if value.py is None:
                 raise AssertionError(f"no Python form for a window on {value.buf.name}")
-            if id(value) in self._made_views:   # (this step made it already)
-                return self._made_views[id(value)]
+            made = self._made_views.get(id(value))
+            if made is not None and made[0] is value:   # (this step made it already)
+                return made[1]
             op, args, params = value.py
             if op.subscript and len(args) == 2 and not params:
                 expr = f"{self.py(args[0])}[{self.subscript(args[1])}]"
@@ -70,7 +71,8 @@ class WrapperCode:
                                  [f"{k}={self.arg(v)}" for k, v in params.items()])
                 expr = f"{name}({base})"
             self._views += 1
-            var = self._made_views[id(value)] = f"view{self._views - 1}"
+            var = f"view{self._views - 1}"
+            self._made_views[id(value)] = (value, var)   # (held: its id is not reused)
             self.lines.append(f"{var} = {expr}")
             return var
         if isinstance(value, Scalar):
