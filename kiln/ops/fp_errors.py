@@ -497,3 +497,15 @@ def numpy_name(op_name: str, kwargs: dict, part: tuple | None = None) -> str:
     if name in BY_UFUNC_PARAM:
         name = kwargs.get("ufunc") or ""
     return name if isinstance(name, str) else getattr(name, "__name__", "")
+
+
+# ops whose run-time code reads NumPy's error mode itself (ops/scalar_math.py,
+# python_numbers.py), so an errstate around them must be NumPy's real one
+_READS_MODE = ("scalar_binary", "scalar_int_check", "python_")
+
+
+def reads_error_mode(op: Any) -> bool:
+    """Whether ``op``'s run-time code asks NumPy's error mode as it runs (its warnings
+    follow the mode in effect then, not a with block capture recorded): NumPy scalar
+    math, Python numbers' checks, and any op with a ``check_impl``."""
+    return op.name.startswith(_READS_MODE) or op.check_impl is not None

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ops.fp_errors import reads_error_mode
 from .base import ConstantVariable, VariableTracker
 from .user_classes import NewObjectVariable
 
@@ -104,16 +105,11 @@ class ErrstateExitVariable(VariableTracker):
         return ConstantVariable(None)
 
 
-# ops whose run-time code reads NumPy's error mode itself (kiln/ops/scalar_math.py,
-# python_numbers.py): their warnings would follow the caller's mode, not the block's
-_READS_MODE = ("scalar_binary", "scalar_int_check", "python_")
-
-
 def mark_errstate(tx, nodes: list, ignored: frozenset) -> None:
     for node in nodes:
         if node.kind != "call":
             continue
-        if node.op.name.startswith(_READS_MODE) or node.op.check_impl is not None:
+        if reads_error_mode(node.op):
             tx.unsupported("unsupported_call", f"{node.op.name} inside np.errstate(...): it "
                            "reads NumPy's error mode as it runs; the with statement runs as Python")
         node.meta["errstate"] = tuple(sorted(ignored | set(node.meta.get("errstate", ()))))
