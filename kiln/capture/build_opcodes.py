@@ -28,13 +28,18 @@ class BuildOpcodes:
         items = self.popn(inst.arg)
         self.push(ConstantVariable(self.fold(set, [key_value(self, i) for i in items])))
 
+    # A set display or comprehension's set lives on the stack alone: each update makes a new
+    # one, so a capture attempt given up (a loop tried as a graph loop, then unrolled) leaves
+    # no items in the set the state it goes back to holds.
     def SET_UPDATE(self, inst):
         items = self.pop().items(self)
-        self.stack[-inst.arg].value.update(key_value(self, i) for i in items)
+        held = self.stack[-inst.arg]
+        self.stack[-inst.arg] = ConstantVariable(held.value | {key_value(self, i) for i in items})
 
     def SET_ADD(self, inst):
         item = key_value(self, self.pop())   # (popped first: the set is below it)
-        self.stack[-inst.arg].value.add(item)
+        held = self.stack[-inst.arg]
+        self.stack[-inst.arg] = ConstantVariable(held.value | {item})
 
     def BUILD_SLICE(self, inst):
         parts = self.popn(inst.arg)

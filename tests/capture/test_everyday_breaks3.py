@@ -154,3 +154,18 @@ def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
         same_as_numpy(compiled, _count_then_branch, y)
     report = kiln.explain(kiln.compile(_count_then_branch, backend="eager"))(x)
     assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
+
+
+def _pairs_equal_in_a_column(x):
+    # a set comprehension of three loops whose test reads the data: on 3.12+ it is inlined,
+    # and capture tried the loops more than one way before the break at the test
+    return sorted({(i, j) for b in range(2) for i in range(3) for j in range(i + 1, 3)
+                   if x[i, b] == x[j, b]})
+
+
+def test_a_set_comprehension_tried_more_than_once_keeps_only_the_items_python_adds():
+    # (SET_ADD added to the set object every attempt shared: all pairs came back, not one)
+    x = np.array([[1, 2], [1, 3], [4, 5]])
+    compiled = kiln.compile(_pairs_equal_in_a_column, backend="eager")
+    for _ in range(2):
+        assert compiled(x) == _pairs_equal_in_a_column(x) == [(0, 1)]
