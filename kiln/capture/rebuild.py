@@ -20,7 +20,7 @@ from . import bytecode_facts as bf
 from .loop_lists import StackedListVariable
 from .loops import RangeItems
 from .variables.arrays import MaskedSelectionVariable
-from .variables.base import CellVariable, VariableTracker
+from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
                                    NamedTupleVariable, TupleVariable, rebuild_dict)
@@ -110,6 +110,11 @@ class Rebuilder:
             return self.once(var, self.container)
         if isinstance(var, TupleVariable) and var.source is None:
             return self.container(var)
+        if isinstance(var, ConstantVariable) and type(var.value) is set and var.source is None:
+            # a set made in the frame ({9}, a comprehension's): a new one on every call, made
+            # once so every place that reaches it shares it (the entry's own set, handed to
+            # the segment, was the same object every call)
+            return self.once(var, lambda v: f"{ref(set, 'f')}({ref(frozenset(v.value))})")
         if isinstance(var, StackedListVariable):   # a list too (``other = losses``: one list)
             return self.once(var, lambda v: v.rebuild(self))
         if isinstance(var, MaskedSelectionVariable) and var.taken is None:

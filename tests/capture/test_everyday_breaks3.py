@@ -169,3 +169,21 @@ def test_a_set_comprehension_tried_more_than_once_keeps_only_the_items_python_ad
     compiled = kiln.compile(_pairs_equal_in_a_column, backend="eager")
     for _ in range(2):
         assert compiled(x) == _pairs_equal_in_a_column(x) == [(0, 1)]
+
+
+def _marks(x):
+    seen = {9}
+    for i in range(3):
+        seen.add(i)            # a set's own method: the statement runs as Python
+        if x[i] > 1:
+            seen.add(-i)
+    return seen
+
+
+def test_a_set_made_in_the_function_and_added_to_after_a_break_is_a_new_one_each_call():
+    # (the bound set.add on the stack at the break was the capture's own set: the first
+    # call lost its first item; the set the entry handed the segment was one object for
+    # every call, so a later call kept an earlier call's items)
+    compiled = kiln.compile(_marks, backend="eager")
+    for x in (np.array([1, 2, 3]), np.array([3, 0, 0]), np.array([0, 0, 0])):
+        assert compiled(x) == _marks(x)

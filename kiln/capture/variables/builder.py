@@ -433,9 +433,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     return UserObjectVariable(value, source)
 
 
+_SET_WRITES = frozenset({"add", "update", "discard", "remove", "pop", "clear", "difference_update",
+                         "intersection_update", "symmetric_difference_update"})
+
+
 def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
     """Attributes of constants: dtype fields, ``np.float32.__name__``, ``(1.5).real``..."""
     value = var.value
+    if type(value) is set and name in _SET_WRITES:
+        # (here, not at the call: a bound method on the stack at the break would be the
+        # capture's own set's, not the one the segment rebuilds)
+        tx.unsupported("mutation", f"set.{name}() on a set made in the function runs as Python")
     attr = tx.fold(getattr, value, name)
     if callable(attr) and not isinstance(attr, type):
         if isinstance(value, (str, int, float, tuple, np.dtype, bytes)):
