@@ -133,7 +133,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     # (complex locals are structs, which omp simd privatizes into arrays and then does not
     # vectorize; GCC's own loop vectorizer does: no pragma there)
     body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
-    body = ["    " + line for line in names.prologue()] + body
+    body = ["    " + line for line in names.prologue(plan.work)] + body
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}

@@ -53,7 +53,7 @@ def told_body(plan: Any, slots: list, rewrites: bool, nest: Callable) -> ToldBod
     told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2]))
     if not told:
         return ToldBody()
-    body = ["    " + line for line in names.prologue()] + nest(lines, names.complex)
+    body = ["    " + line for line in names.prologue(plan.work)] + nest(lines, names.complex)
     return ToldBody(owned_words(body, names.fp_emitted), not rewrites, told_flags(told), told)
 
 

@@ -303,8 +303,13 @@ class NameSource:
             self.hoisted[expr] = f"h{len(self.hoisted)}"
         return self.hoisted[expr]
 
-    def prologue(self) -> list[str]:
-        return [f"const auto {name} = {expr};" for expr, name in self.hoisted.items()]
+    def prologue(self, work: str) -> list[str]:
+        """The hoisted declarations; ``work``: the points the kernel iterates (a C
+        expression), which a divisor's setup reads (``kiln_points``)."""
+        lines = [f"const auto {name} = {expr};" for expr, name in self.hoisted.items()]
+        if any("kiln_points" in expr for expr in self.hoisted):
+            lines.insert(0, f"const int64_t kiln_points = {work};")
+        return lines
 
     def temp(self) -> str:
         self.count += 1
@@ -425,7 +430,7 @@ class CppEmitter(OpsHandler):
             width = 64 if np.dtype(dtype).itemsize == 8 else 32
             d = self.invariant[args[1]]
             d = d if d.startswith(f"({ctype(dtype)})") else f"({ctype(dtype)})({d})"
-            magic = self.names.hoist(f"kiln_divisor{width}({d})")
+            magic = self.names.hoist(f"kiln_divisor{width}({d}, kiln_points)")
             return self.assign(f"{by}({args[0]}, {magic})", dtype)
         suffix = "f" if np.dtype(dtype) in (np.float32, np.complex64) else ""
         return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype,

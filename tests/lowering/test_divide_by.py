@@ -131,20 +131,22 @@ def test_invariant_divisor_is_hoisted_and_varying_one_is_not(fn):
     y = em.load(Buffer("y", (8,), np.int64, "input"), Affine.var("i"))
     by_array = em.call(fn, [x, y], np.int64)
     text = "\n".join(em.lines)
-    assert names.prologue() == ["const auto h0 = kiln_divisor64((int64_t)7LL);"]
+    assert names.prologue("n") == ["const int64_t kiln_points = n;", "const auto h0 = kiln_divisor64((int64_t)7LL, kiln_points);"]
     assert f"{by_const} = kiln_{fn}_by({x}, h0);" in text
     assert f"{by_array} = kiln_{fn}_int({x}, {y});" in text
 
 
 @pytest.mark.parametrize("fn", [lambda x, d: x // 0, lambda x, d: x % 0, lambda x, d: np.remainder(x, d),
                                 lambda x, d: (x.astype(np.int8) // d) * 2, lambda x, d: np.floor_divide(x, d),
-                                lambda x, d: x // d + x % 7, lambda x, d: x % d - x // -1],
+                                lambda x, d: x // d + x % 7, lambda x, d: x % d - x // -1,
+                                lambda x, d: (x // d).sum()],
                          ids=["const-floordiv", "const-mod", "arg-remainder", "int8-arg", "arg-floordiv",
-                              "with-a-nonzero-constant", "with-minus-one"])
+                              "with-a-nonzero-constant", "with-minus-one", "summed"])
 def test_a_zero_divisor_warns_as_numpy(fn):
     """A divisor the same at every point is made once before the loops; a zero one raises
     NumPy's divide-by-zero flag there (not in the loop, which then would not vectorize),
-    and only where the kernel computed an element (an empty array: no warning). A division
+    and only where the kernel computed an element (an empty array: no warning, also where
+    the kernel writes a sum of none, which raised it before the loops). A division
     by a nonzero constant beside it (x % 7) cannot raise that flag, so the flag is the
     zero divisor's."""
     compiled = kiln.compile(fn, backend="cpp")
@@ -174,4 +176,4 @@ def test_an_invariant_squared_again_and_again_keeps_a_bounded_text():
     assert v not in em.invariant
     x = em.load(Buffer("x", (8,), np.int64, "input"), Affine.var("i"))
     em.call("floor_divide", [x, em.constant(7, np.int64)], np.int64)
-    assert names.prologue() == ["const auto h0 = kiln_divisor64((int64_t)7LL);"]
+    assert names.prologue("n") == ["const int64_t kiln_points = n;", "const auto h0 = kiln_divisor64((int64_t)7LL, kiln_points);"]
