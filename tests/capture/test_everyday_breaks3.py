@@ -156,6 +156,29 @@ def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
     assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
 
 
+def _check_word(data, big):
+    # a Fletcher-like check word from ints read from the data (real18's Fletcher-16)
+    s1, s2 = int(data.sum()) % 255, int(data.cumsum().sum()) % 255
+    mixed = (int(data.max()) ^ big) & 0xFFFF | (big >> 3) // 7
+    return (s2 << 8) | s1, mixed, int(data.min()) << 64, data * 2
+
+
+def _shift_by_data(data):
+    # a count read from data (it may be negative: ValueError): Python computes it
+    return 1 << int(data.max()), data * 2
+
+
+def test_bitwise_shift_and_modulo_of_python_ints_from_data_stay_in_the_graph():
+    # ``(s2 << 8) | s1`` broke at the ``<<`` (the cost model then ran the whole function as
+    # Python: UnboundLocalError '___tmp0' before the from_start fix)
+    for data, big in ((np.arange(9), 5), (np.array([-3, 2 ** 40, 7]), -(2 ** 70))):
+        compiled, _, _ = run_probe(_check_word, data, big, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    report = kiln.explain(kiln.compile(_shift_by_data, backend="eager"))(np.arange(4))
+    assert [b.source for b in report.break_reasons] == ["return 1 << int(data.max()), data * 2"]
+    same_as_numpy(kiln.compile(_shift_by_data, backend="eager"), _shift_by_data, np.arange(4))
+
+
 def _pairs_equal_in_a_column(x):
     # a set comprehension of three loops whose test reads the data: on 3.12+ it is inlined,
     # and capture tried the loops more than one way before the break at the test
