@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -142,7 +143,7 @@ def dh_forward_kinematics(dh, q):
     # tool's position and approach axis, and a finite-difference position Jacobian
     def fk(qs):
         links = [_dh_matrix(a, al, d, t) for a, al, d, t in zip(dh.a, dh.alpha, dh.d, qs)]
-        frames = list(__import__("itertools").accumulate(links, np.matmul))
+        frames = list(itertools.accumulate(links, np.matmul))
         return functools.reduce(np.matmul, links), frames
     T, frames = fk(q)
     origins = np.stack([f[:3, 3] for f in frames])

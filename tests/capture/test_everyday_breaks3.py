@@ -156,6 +156,20 @@ def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
     assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
 
 
+def _clipped_ranges(ranges, scale, *, max_range=15.0):
+    # real18's occupancy grid: a beam's range clipped by a keyword's run-time float
+    out = [min(r, max_range) for r in ranges]
+    return out, max(ranges.max() * scale, max_range, 0.5)
+
+
+def test_max_and_min_of_numpy_floats_and_run_time_python_floats_stay_in_the_graph():
+    # ("builtin min() compares array values" where the Python float was an argument)
+    for ranges, scale in ((np.array([3.0, 20.0, np.nan]), 2.0), (np.array([16.0, -1.0]), 0.5)):
+        compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1, kwargs={"max_range": 2.5})
+
+
 def _check_word(data, big):
     # a Fletcher-like check word from ints read from the data (real18's Fletcher-16)
     s1, s2 = int(data.sum()) % 255, int(data.cumsum().sum()) % 255
