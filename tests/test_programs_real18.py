@@ -13,7 +13,20 @@ loop and a non-convergence error), OR and scheduling (greedy assignment, Erlang 
 one-compartment pharmacokinetics by superposition), checksums and codes (Fletcher-16
 on uint8, permissions by an enum.IntFlag on uint8), traffic (Nagel-Schreckenberg on a ring
 with int8 speeds), voting (instant runoff on int8 ballots), puzzles (Sudoku validity),
-and uint16 image statistics (a 12-bit sensor's dark-frame subtraction with saturation).
+uint16 image statistics (a 12-bit sensor's dark-frame subtraction with saturation) and
+rainflow counting for fatigue. Every program ran against NumPy on cpp, cpp-dynamic, eager
+and aot_eager, with the cost model on (the user's default) and off (the tests'). What was
+fixed: the Fletcher-16 check word ``np.uint16((int(s2) << 8) | int(s1))`` raised
+UnboundLocalError '___tmp0' on every call with the cost model on (the graph before the
+break priced out, the code from the start ran as Python up to the break and its exit held
+the NULL pushed under ``np.uint16``: tests/runtime/test_cost_model.py), and ``<<``, ``|``
+of Python ints read from data broke the graph (tests/capture/test_everyday_breaks3.py);
+the VaR's ``losses[k]`` of a sort's result with dynamic=True read the result's length
+before the sort ran (UnboundLocalError 'u6': tests/runtime/test_int_indices.py); the
+occupancy grid's ``min(r, max_range)`` of an np.float64 and a keyword's run-time float
+broke (tests/capture/test_everyday_breaks3.py). The harness compares a legacy RandomState
+by its state. Left: iterating an enum.Flag class and np.uint8() of an IntFlag member,
+itertools.accumulate, ``int()`` of an argmin used as an index (breaks, at NumPy's speed).
 """
 from __future__ import annotations
 
@@ -248,7 +261,7 @@ class TwoBody:
 
 def _orbit_calls():
     body = TwoBody(1.0)
-    return (body, np.array([1.0, 0.0, 0.0, 1.1]), 0.05, 40), (body, np.array([0.5, 0.5, -0.8, 0.9]), 0.02, 30)
+    return (body, np.array([1.0, 0.0, 0.0, 1.1]), 0.05, 20), (body, np.array([0.5, 0.5, -0.8, 0.9]), 0.02, 15)
 
 
 @program(*_orbit_calls())
@@ -691,6 +704,48 @@ def dark_frame_correction_uint16(sensor, raw, dark):
     return scaled, hist, saturated.sum(), scaled.dtype
 
 
+# ----------------------------------------------------------------------------- fatigue
+
+def _turning_points(x):
+    # keep the first and last samples and every local extremum (plateaus collapsed)
+    d = np.diff(x)
+    keep = np.flatnonzero(d != 0)
+    x, d = np.append(x[keep], x[-1]), d[keep]
+    turns = np.flatnonzero(d[1:] * d[:-1] < 0) + 1
+    return x[np.concatenate(([0], turns, [x.size - 1]))]
+
+
+@program((np.array([0.0, 2.0, 1.0, 3.0, 3.0, -1.0, 2.0, -2.0, 4.0, 0.0]), 1e3, (3.0, 5.0)),
+         (np.sin(np.arange(40) * 0.7) * np.linspace(1, 3, 40), 500.0, (2.0,)))
+def rainflow_fatigue_damage(signal, a_coef, slopes):
+    # four-point rainflow counting on the turning points with a Python stack, half cycles
+    # for the residue, then Miner's damage for each S-N slope as a dict
+    stack, ranges, counts = [], [], []
+    for p in _turning_points(signal):
+        stack.append(p)
+        while len(stack) >= 4:
+            s0, s1, s2, s3 = stack[-4:]
+            inner, outer1, outer2 = abs(s2 - s1), abs(s1 - s0), abs(s3 - s2)
+            if inner <= outer1 and inner <= outer2:
+                ranges.append(inner)
+                counts.append(1.0)
+                del stack[-3:-1]
+            else:
+                break
+    res = np.diff(np.array(stack))
+    rng_all = np.concatenate((np.array(ranges, dtype=float), np.abs(res)))
+    cnt_all = np.concatenate((np.array(counts), np.full(res.size, 0.5)))
+    damage = {m: float(np.sum(cnt_all * (rng_all / 2) ** m) / a_coef) for m in slopes}
+    return rng_all, cnt_all, damage
+
+
 # ----------------------------------------------------------------------------- the tests
 
-test_program = program_test(PROGRAMS, ["cpp", "eager", "cpp-dynamic", "aot_eager"], share=4)
+# (every program ran on cpp, cpp-dynamic, eager and aot_eager when written, with the cost
+# model on and off; a few keep C++ in the budget: the VaR's losses[k] of a sort's result
+# with dynamic dims, complex64 FFT work, a dict of parameters and the check word)
+_CPP = ("ofdm_qpsk_modem_complex64", "pk_multiple_dosing", "fletcher16_checksum")
+test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
+test_program_dynamic = program_test({"monte_carlo_var_cholesky": PROGRAMS["monte_carlo_var_cholesky"]},
+                                    ["cpp-dynamic"])
+test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
