@@ -4,6 +4,8 @@ is the winner's. Each is checked against the plain function (values, types of re
 scalars) and by its break count, on the counting backend (no kernel build)."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 import kiln
@@ -168,6 +170,33 @@ def test_max_and_min_of_numpy_floats_and_run_time_python_floats_stay_in_the_grap
         compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1)
         assert all(r.graph_break is None for r in compiled.records)
         compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1, kwargs={"max_range": 2.5})
+
+
+class _Perm(enum.IntFlag):
+    READ = 4
+    WRITE = 2
+    EXEC = 1
+
+
+_ROLES = {"viewer": _Perm.READ, "editor": _Perm.READ | _Perm.WRITE}
+
+
+def _permissions(modes, role):
+    # real18's permission bits: an IntFlag's members meet uint8 arrays (NumPy reads a
+    # subclass of int as int64, not as a weak Python int), an enum class is iterated
+    need = _ROLES[role]
+    ok = (modes & np.uint8(need)) == need
+    counts = {flag.name: (modes & flag).sum() for flag in _Perm}
+    return ok, need, counts, modes + _Perm.WRITE, modes[_Perm.WRITE], np.full(2, _Perm.EXEC)
+
+
+def test_enum_members_and_classes_are_constants():
+    # ("P object G['P'].R passed to a NumPy function", "iterating over <flag 'Perm'>")
+    modes = np.array([7, 4, 6, 0, 5], np.uint8)
+    for role in ("editor", "viewer"):
+        compiled, _, got = run_probe(_permissions, modes, role, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        assert type(got[1]) is _Perm and got[3].dtype == np.int64
 
 
 def _check_word(data, big):

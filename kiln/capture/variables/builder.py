@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import enum
 import functools
 import math
 import operator
@@ -294,6 +295,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         keywords = {k: _partial_part(tx, v, GetItemSource(AttrSource(source, "keywords"), k))
                     for k, v in value.keywords.items()}
         return PartialVariable(wrap(tx, value.func, AttrSource(source, "func")), args, keywords, source)
+    if isinstance(value, enum.Enum) and source is not None:
+        # a member of an enum class: one object, guarded by identity (``Perm.READ``)
+        _guard_id(tx, source, value)
+        return ConstantVariable(value, source)
     if isinstance(value, type):
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
