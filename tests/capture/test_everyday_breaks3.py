@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+import pytest
 
 import kiln
 from .conftest import run_probe, same_as_numpy
@@ -190,6 +191,22 @@ def _permissions(modes, role):
     return ok, need, counts, modes + _Perm.WRITE, modes[_Perm.WRITE], np.full(2, _Perm.EXEC)
 
 
+class _Act(enum.Enum):
+    RELU = "relu"
+    TANH = "tanh"
+
+    def apply(self, x):
+        return np.maximum(x, 0) if self is _Act.RELU else np.tanh(x)
+
+    @property
+    def gain(self):
+        return 2.0 if self is _Act.RELU else 1.0
+
+
+def _activate(x, act=_Act.RELU, name="tanh"):
+    return act.apply(x) * act.gain, _Act(name).apply(x), act.value
+
+
 def test_enum_members_and_classes_are_constants():
     # ("P object G['P'].R passed to a NumPy function", "iterating over <flag 'Perm'>")
     modes = np.array([7, 4, 6, 0, 5], np.uint8)
@@ -197,6 +214,12 @@ def test_enum_members_and_classes_are_constants():
         compiled, _, got = run_probe(_permissions, modes, role, calls=1)
         assert all(r.graph_break is None for r in compiled.records)
         assert type(got[1]) is _Perm and got[3].dtype == np.int64
+    x = np.linspace(-1, 1, 5)
+    for args in ((x,), (x, _Act.TANH, "relu")):
+        compiled, _, _ = run_probe(_activate, *args, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    with pytest.raises(ValueError, match="'gelu' is not a valid _Act"):
+        kiln.compile(_activate, backend="eager")(x, _Act.RELU, "gelu")
 
 
 def _check_word(data, big):
