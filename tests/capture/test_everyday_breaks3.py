@@ -95,6 +95,20 @@ def test_python_floats_read_from_data_stay_in_the_graph():
         same_as_numpy(kiln.compile(_forecast, backend="cpp"), _forecast, phi, x, 4)
 
 
+def _kept_fraction(x, details):
+    # real18's Haar denoiser: float() of counts and of a uint64 maximum (rounded by the cast)
+    kept = float((x != 0).sum())
+    top = float(x.astype(np.uint64).max()) * 0.5 + float(x[0] > 0)
+    return kept, top, [float((d > 0).sum()) for d in details], x * kept
+
+
+def test_float_of_integer_and_bool_values_read_from_data_stays_in_the_graph():
+    # ("float() of an array reads its data" where the 0-d array was not a float one)
+    x = np.array([0, 3, 2 ** 60 + 1, 0, 5], dtype=np.int64)
+    compiled, _, _ = run_probe(_kept_fraction, x, [np.arange(3) - 1, np.arange(4)], calls=1)
+    assert all(r.graph_break is None for r in compiled.records)
+
+
 def _bit_weights(x, n):     # local binary patterns' "uniform" weights
     ones = np.array([bin(v).count("1") for v in range(16)])
     return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
