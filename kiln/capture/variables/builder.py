@@ -295,11 +295,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         keywords = {k: _partial_part(tx, v, GetItemSource(AttrSource(source, "keywords"), k))
                     for k, v in value.keywords.items()}
         return PartialVariable(wrap(tx, value.func, AttrSource(source, "func")), args, keywords, source)
-    if isinstance(value, enum.Enum):
-        # a member of an enum class: one object, guarded by identity (``Perm.READ``)
-        _guard_id(tx, source, value)
-        return ConstantVariable(value, source)
-    if isinstance(value, type):
+    if isinstance(value, (type, enum.Enum)):   # a class, an enum's member (``Perm.READ``)
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
     if isinstance(value, types.ModuleType):
@@ -570,8 +566,6 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         made = call_constant(tx, ConstantVariable(dict), list(args[1:]), dict(kwargs))
         if type(made) is containers.DictVariable:
             return DefaultDictVariable(args[0].value if args else None, made.entries)
-    if isinstance(cls, enum.EnumMeta) and not kwargs and all(a.is_constant() for a in args):
-        return ConstantVariable(tx.fold(cls, *[a.value for a in args]))   # Act("tanh"): a lookup
     from .iterators import POOLED, pooled
     if cls in POOLED:
         return pooled(tx, cls, list(args), dict(kwargs))
