@@ -75,6 +75,10 @@ def _check_same(got, exp, where, layout=False):
             np.testing.assert_array_equal(got, exp, err_msg=where)
     elif isinstance(exp, np.random.Generator):
         assert got.bit_generator.state == exp.bit_generator.state, f"{where}: generator state differs"
+    elif isinstance(exp, np.random.RandomState):   # (the legacy one: its key array, position, cached normal)
+        (g_name, g_key, *g_rest), (e_name, e_key, *e_rest) = got.get_state(), exp.get_state()
+        assert g_name == e_name and np.array_equal(g_key, e_key) and g_rest == e_rest, \
+            f"{where}: RandomState state differs"
     elif hasattr(exp, "__dict__") and (not callable(exp) or isinstance(
             vars(type(exp)).get("__call__"), types.FunctionType)):   # a user object: its attributes
         _check_same(vars(got), vars(exp), f"{where}.__dict__")

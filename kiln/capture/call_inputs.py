@@ -6,6 +6,7 @@ meta depend on an input's value)."""
 from __future__ import annotations
 
 from typing import Any
+import enum
 import warnings
 
 import numpy as np
@@ -232,6 +233,15 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
         if is_dtype_class(var.value):
             tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
                            f"NumPy function (NumPy's functions read it in different ways)")
+        if isinstance(var.value, enum.Enum):
+            # an IntFlag member (``x & Perm.READ``): NumPy reads a subclass of int as the
+            # array of it (int64: not a weak Python int), an index as its __index__
+            if index and isinstance(var.value, int):
+                return int(var.value)
+            value = np.asarray(var.value)
+            if value.dtype.kind not in "biufc":
+                tx.unsupported("unsupported_value", f"{var.value!r} passed to a NumPy function")
+            return value[()]
         return var.value
     if isinstance(var, ListVariable):
         return [to_bind(tx, _item(v), scalars) for v in var.item_list]

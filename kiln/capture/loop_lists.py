@@ -86,7 +86,7 @@ def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
             or array.meta.shape != () or array.array_type is not np.ndarray:
         return None
     kind = np.dtype(array.meta.dtype).kind
-    if not tx.output.graph_loop_body and not (cls is int and kind in "iu" or cls is float and kind == "f"):
+    if not tx.output.graph_loop_body and not (cls is int and kind in "iu" or cls is float and kind in "fiub"):
         # (elsewhere only ``n += int(mask.sum())``: python_numbers.PythonIntVariable)
         return None
     if np.dtype(array.meta.dtype).itemsize > (16 if kind == "c" else 8):

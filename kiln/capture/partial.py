@@ -42,7 +42,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
-from .flow import statement_lines
+from .flow import null_consumer, statement_lines
 from .rebuild import Rebuilder, _frozen_cells
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.functions import NestedFunctionVariable, UserFunctionVariable
@@ -149,6 +149,11 @@ def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | 
     facts = R.code_facts(bp.code)
     o = R.origin(fn.__code__)
     a, b = max(o.entry, facts.prologue_len), bp.b
+    # A NULL pushed before the break and taken by a call after it (``str(int(s) | 3)``:
+    # the NULL under ``str``) would be on the stack at the exit, where the segment cannot
+    # pass it on (the capture from ``a`` knows no NULL there): run up to that call too.
+    b = max([b] + [null_consumer(facts, k) for k in range(a, bp.a)
+                   if bf.pushes_null(facts.names[k], facts.args[k])])
     if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
             or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
         return None

@@ -203,14 +203,19 @@ MAX_INT_NESTING = 100
 
 
 class PythonIntVariable(VariableTracker):
-    """``n += int(mask.sum())`` outside a graph loop's body: Python's ``+ - *`` of Python
-    ints read from data (PyValueVariables of kind int), int constants and such results,
-    ``op(*operands)``, which Python computes where the value leaves the graph (returned,
-    stored, handed to Python at a break): a Python int does not overflow where the
-    graph's int64 would. Any other use breaks the graph there (the base class's default),
-    so Python goes on with the value it would hold."""
+    """``n += int(mask.sum())`` outside a graph loop's body: Python's ``+ - * & | ^`` of
+    Python ints read from data (PyValueVariables of kind int), int constants and such
+    results, ``op(*operands)``, which Python computes where the value leaves the graph
+    (returned, stored, handed to Python at a break): a Python int does not overflow where
+    the graph's int64 would. A checksum's ``(s2 << 8) | s1`` and ``s % 255``: shifts by a
+    constant count and ``//``, ``%`` by a non-zero constant too (operators that never
+    raise, so computing them later moves no exception). Any other use breaks the graph
+    there (the base class's default), so Python goes on with the value it would hold."""
 
-    OPS = (operator.add, operator.sub, operator.mul)
+    OPS = (operator.add, operator.sub, operator.mul, operator.and_, operator.or_, operator.xor)
+    # operators exact and quiet with a constant right operand these accept
+    BY_CONSTANT = {operator.lshift: lambda c: 0 <= c <= 64, operator.rshift: lambda c: c >= 0,
+                   operator.floordiv: lambda c: c != 0, operator.mod: lambda c: c != 0}
 
     def __init__(self, op: Any, operands: tuple) -> None:
         self.op, self.operands = op, operands
@@ -230,7 +235,11 @@ class PythonIntVariable(VariableTracker):
         from .variables.arrays import PyValueVariable, SymScalarVariable
         from .variables.base import ConstantVariable
         op = INPLACE_TO_PLAIN.get(op, op)
-        if op not in PythonIntVariable.OPS or tx.output.loop_trace is not None \
+        by_constant = PythonIntVariable.BY_CONSTANT.get(op)
+        if by_constant is not None and not (not reverse and isinstance(other, ConstantVariable)
+                                            and type(other.value) is int and by_constant(other.value)):
+            return NotImplemented
+        if (op not in PythonIntVariable.OPS and by_constant is None) or tx.output.loop_trace is not None \
                 or tx.output.graph_loop_body:
             return NotImplemented
         if not (isinstance(other, (PyValueVariable, PythonIntVariable)) and other.python_type() is int

@@ -249,8 +249,11 @@ class SymbolTable:
         takes on a dim of ``length``: a symbol of kind "int" (``o<n>``, at least 0) whose
         source wraps a negative index and raises NumPy's IndexError for one out of range
         (:func:`wrap_index`; ``axis`` is the dim's position in the message)."""
-        return self._int_symbol(f"_wrap_index({index.name}, {length}, {axis})",
-                                wrap_index(index.example, self.hint(length), axis), "o")
+        source = f"_wrap_index({index.name}, {length}, {axis})"
+        hint = wrap_index(index.example, self.hint(length), axis)
+        if is_unbacked(length):   # (losses[k] of a sort's result): once that length is bound
+            return self.derived(source, hint, "o", tuple(sorted(length.symbols)))
+        return self._int_symbol(source, hint, "o")
 
     def _int_symbol(self, source: str, hint: int, prefix: str) -> Size:
         for s in self.symbols.values():

@@ -4,7 +4,10 @@ is the winner's. Each is checked against the plain function (values, types of re
 scalars) and by its break count, on the counting backend (no kernel build)."""
 from __future__ import annotations
 
+import enum
+
 import numpy as np
+import pytest
 
 import kiln
 from .conftest import run_probe, same_as_numpy
@@ -92,6 +95,20 @@ def test_python_floats_read_from_data_stay_in_the_graph():
         same_as_numpy(kiln.compile(_forecast, backend="cpp"), _forecast, phi, x, 4)
 
 
+def _kept_fraction(x, details):
+    # real18's Haar denoiser: float() of counts and of a uint64 maximum (rounded by the cast)
+    kept = float((x != 0).sum())
+    top = float(x.astype(np.uint64).max()) * 0.5 + float(x[0] > 0)
+    return kept, top, [float((d > 0).sum()) for d in details], x * kept
+
+
+def test_float_of_integer_and_bool_values_read_from_data_stays_in_the_graph():
+    # ("float() of an array reads its data" where the 0-d array was not a float one)
+    x = np.array([0, 3, 2 ** 60 + 1, 0, 5], dtype=np.int64)
+    compiled, _, _ = run_probe(_kept_fraction, x, [np.arange(3) - 1, np.arange(4)], calls=1)
+    assert all(r.graph_break is None for r in compiled.records)
+
+
 def _bit_weights(x, n):     # local binary patterns' "uniform" weights
     ones = np.array([bin(v).count("1") for v in range(16)])
     return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
@@ -154,6 +171,92 @@ def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
         same_as_numpy(compiled, _count_then_branch, y)
     report = kiln.explain(kiln.compile(_count_then_branch, backend="eager"))(x)
     assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
+
+
+def _clipped_ranges(ranges, scale, *, max_range=15.0):
+    # real18's occupancy grid: a beam's range clipped by a keyword's run-time float
+    out = [min(r, max_range) for r in ranges]
+    return out, max(ranges.max() * scale, max_range, 0.5)
+
+
+def test_max_and_min_of_numpy_floats_and_run_time_python_floats_stay_in_the_graph():
+    # ("builtin min() compares array values" where the Python float was an argument)
+    for ranges, scale in ((np.array([3.0, 20.0, np.nan]), 2.0), (np.array([16.0, -1.0]), 0.5)):
+        compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        compiled, _, _ = run_probe(_clipped_ranges, ranges, scale, calls=1, kwargs={"max_range": 2.5})
+
+
+class _Perm(enum.IntFlag):
+    READ = 4
+    WRITE = 2
+    EXEC = 1
+
+
+_ROLES = {"viewer": _Perm.READ, "editor": _Perm.READ | _Perm.WRITE}
+
+
+def _permissions(modes, role):
+    # real18's permission bits: an IntFlag's members meet uint8 arrays (NumPy reads a
+    # subclass of int as int64, not as a weak Python int), an enum class is iterated
+    need = _ROLES[role]
+    ok = (modes & np.uint8(need)) == need
+    counts = {flag.name: (modes & flag).sum() for flag in _Perm}
+    return ok, need, counts, modes + _Perm.WRITE, modes[_Perm.WRITE], np.full(2, _Perm.EXEC)
+
+
+class _Act(enum.Enum):
+    RELU = "relu"
+    TANH = "tanh"
+
+    def apply(self, x):
+        return np.maximum(x, 0) if self is _Act.RELU else np.tanh(x)
+
+    @property
+    def gain(self):
+        return 2.0 if self is _Act.RELU else 1.0
+
+
+def _activate(x, act=_Act.RELU, name="tanh"):
+    return act.apply(x) * act.gain, _Act(name).apply(x), act.value
+
+
+def test_enum_members_and_classes_are_constants():
+    # ("P object G['P'].R passed to a NumPy function", "iterating over <flag 'Perm'>")
+    modes = np.array([7, 4, 6, 0, 5], np.uint8)
+    for role in ("editor", "viewer"):
+        compiled, _, got = run_probe(_permissions, modes, role, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        assert type(got[1]) is _Perm and got[3].dtype == np.int64
+    x = np.linspace(-1, 1, 5)
+    for args in ((x,), (x, _Act.TANH, "relu")):
+        compiled, _, _ = run_probe(_activate, *args, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    with pytest.raises(ValueError, match="'gelu' is not a valid _Act"):
+        kiln.compile(_activate, backend="eager")(x, _Act.RELU, "gelu")
+
+
+def _check_word(data, big):
+    # a Fletcher-like check word from ints read from the data (real18's Fletcher-16)
+    s1, s2 = int(data.sum()) % 255, int(data.cumsum().sum()) % 255
+    mixed = (int(data.max()) ^ big) & 0xFFFF | (big >> 3) // 7
+    return (s2 << 8) | s1, mixed, int(data.min()) << 64, data * 2
+
+
+def _shift_by_data(data):
+    # a count read from data (it may be negative: ValueError): Python computes it
+    return 1 << int(data.max()), data * 2
+
+
+def test_bitwise_shift_and_modulo_of_python_ints_from_data_stay_in_the_graph():
+    # ``(s2 << 8) | s1`` broke at the ``<<`` (the cost model then ran the whole function as
+    # Python: UnboundLocalError '___tmp0' before the from_start fix)
+    for data, big in ((np.arange(9), 5), (np.array([-3, 2 ** 40, 7]), -(2 ** 70))):
+        compiled, _, _ = run_probe(_check_word, data, big, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    report = kiln.explain(kiln.compile(_shift_by_data, backend="eager"))(np.arange(4))
+    assert [b.source for b in report.break_reasons] == ["return 1 << int(data.max()), data * 2"]
+    same_as_numpy(kiln.compile(_shift_by_data, backend="eager"), _shift_by_data, np.arange(4))
 
 
 def _pairs_equal_in_a_column(x):

@@ -1016,3 +1016,26 @@ def test_integer_powers_left_to_numpy_are_priced_as_its_calls():
             assert got.dtype == want.dtype
     [record] = compiled.records
     assert record.graph is None and "runs as Python" in record.runs_as_python
+
+
+def _checksum_word(data):
+    s1, s2 = data.sum() % 255, data.cumsum().sum() % 255
+    return np.uint16((int(s2) << 8) | int(s1))
+
+
+def _bits_text(data):
+    return str(int(data.max()) | 3)
+
+
+@pytest.mark.parametrize("fn", [_checksum_word, _bits_text])
+def test_a_priced_out_graph_before_a_break_inside_a_call_keeps_the_calls_null(fn):
+    # The break (``|`` of Python ints read from arrays) sits inside the arguments of a call
+    # whose NULL was pushed before it; the graph before it priced out, the code from the
+    # start runs as Python up to the break (partial.from_start), and its exit held that
+    # NULL: UnboundLocalError '___tmp0' (real18's Fletcher-16). It runs up to the call now.
+    compiled = kiln.compile(fn)
+    for n in (5, 9):
+        data = np.arange(n, dtype=np.int64)
+        got, want = compiled(data.copy()), fn(data.copy())
+        assert type(got) is type(want) and got == want
+    assert "run as Python" in str(kiln.explain(fn)(np.arange(5)))

@@ -80,6 +80,20 @@ def test_int_index_on_dynamic_dims(monkeypatch):
     assert be.graphs == 1 and be.lowerings == 1
 
 
+def test_int_index_on_a_length_known_once_an_op_ran():
+    # losses[k] of np.sort(-pnl) with dynamic dims: the sort's length is a symbol bound
+    # after it ran, and the wrapped index read it before that (UnboundLocalError 'u6'
+    # in the wrapper; real18's Monte Carlo VaR); a mask selection's length the same
+    def tail(x, k):
+        losses = np.sort(-x)
+        big = x[x > 0]
+        return losses[k], losses[k:].mean(), big[k - 2]
+    f = kiln.compile(tail, dynamic=True)
+    rng = np.random.default_rng(4)
+    for n, k in ((40, 30), (25, -3), (12, 40)):     # (the last: NumPy's IndexError)
+        _check(f, tail, (np.abs(rng.standard_normal(n)) + 0.1, k))
+
+
 @pytest.mark.parametrize("fn, values", [
     (lambda x, k: x[::k] * 2.0, (1, 2, 3, 5, 11, 12, -1, -2, -4, -11, 0)),
     (lambda x, k: np.cos(x[3::k]).sum(), (1, 2, 4, -1, -3, 9)),

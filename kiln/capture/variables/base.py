@@ -7,6 +7,7 @@ graph break naming the value.
 """
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any
 
@@ -133,6 +134,8 @@ class ConstantVariable(VariableTracker):
 
     def items(self, tx) -> list[VariableTracker]:
         if isinstance(self.value, (str, bytes, tuple, range, set, frozenset)):
+            return [ConstantVariable(v) for v in self.value]
+        if isinstance(self.value, enum.EnumMeta):   # an enum class: its members, fixed when made
             return [ConstantVariable(v) for v in self.value]
         return super().items(tx)
 

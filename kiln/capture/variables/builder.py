@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import enum
 import functools
 import math
 import operator
@@ -294,7 +295,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         keywords = {k: _partial_part(tx, v, GetItemSource(AttrSource(source, "keywords"), k))
                     for k, v in value.keywords.items()}
         return PartialVariable(wrap(tx, value.func, AttrSource(source, "func")), args, keywords, source)
-    if isinstance(value, type):
+    if isinstance(value, (type, enum.Enum)):   # a class, an enum's member (``Perm.READ``)
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
     if isinstance(value, types.ModuleType):

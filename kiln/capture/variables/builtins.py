@@ -274,8 +274,7 @@ class BuiltinVariable(ConstantVariable):
                 isinstance(a, ArrayVariable) and a.scalar and not a.tensor for a in args) \
                 and len({a.meta.dtype for a in args}) == 1:
             return self._select_scalars(tx, args)
-        if not kwargs and len(args) > 1 and all(_float64_scalar(a) or a.is_constant()
-                                                and type(a.value) is float for a in args) \
+        if not kwargs and len(args) > 1 and all(_float64_scalar(a) or _python_float(a) for a in args) \
                 and any(_float64_scalar(a) for a in args):
             return self._select_typed(tx, args)
         if any(isinstance(a, ArrayVariable) for a in args):
@@ -300,20 +299,20 @@ class BuiltinVariable(ConstantVariable):
         return best.getitem(tx, ConstantVariable(()))
 
     def _select_typed(self, tx, args: list) -> VariableTracker:
-        """``max(np.abs(u).max(), 1e-12)``: NumPy float64 scalars and Python floats. The
-        value is the select of :meth:`_select_scalars` (a Python float converts to float64
-        exactly); its type is the winner's, which only the data tells: the result carries a
+        """``max(np.abs(u).max(), 1e-12)``: NumPy float64 scalars and Python floats (constants
+        or run-time numbers). The value is the select of :meth:`_select_scalars` (a Python
+        float converts to float64 exactly); its type is the winner's, which only the data tells: the result carries a
         flag, "the winner is NumPy typed", computed beside it (kiln/capture/loop_types.py's
         TypedByFlagVariable: exact where it leaves the graph, or meets arrays whose result
         does not depend on it, else the graph breaks there)."""
         import numpy as np
         from ..loop_types import TypedByFlagVariable
         better = np.less if self.fn is min else np.greater
-        best, typed = args[0], ConstantVariable(not args[0].is_constant())
+        best, typed = args[0], ConstantVariable(_float64_scalar(args[0]))
         for a in args[1:]:
             took = tx.call_op(better, [a, best], {}, self.fn.__name__)
             best = tx.call_op(np.where, [took, a, best], {}, self.fn.__name__)
-            typed = tx.call_op(np.where, [took, ConstantVariable(not a.is_constant()), typed], {},
+            typed = tx.call_op(np.where, [took, ConstantVariable(_float64_scalar(a)), typed], {},
                                self.fn.__name__)
         return TypedByFlagVariable(tx, best.getitem(tx, ConstantVariable(())), typed, float,
                                    f"the result of builtin {self.fn.__name__}() of NumPy and Python "
@@ -417,6 +416,14 @@ class BuiltinVariable(ConstantVariable):
 
     def call_slice(self, tx, *args) -> VariableTracker:
         return ConstantVariable(slice).call(tx, list(args), {})
+
+
+def _python_float(var: VariableTracker) -> bool:
+    """A Python float: a constant, or a run-time number (``min(r, max_range)`` with
+    ``max_range=15.0`` a keyword's default or an argument)."""
+    from .arrays import SymScalarVariable
+    return var.is_constant() and type(var.value) is float or \
+        isinstance(var, SymScalarVariable) and type(var.example) is float
 
 
 def _float64_scalar(var: VariableTracker) -> bool:

@@ -19,6 +19,7 @@ breaks the graph and runs as Python.
 """
 from __future__ import annotations
 
+import enum
 import inspect
 import types
 from typing import Any
@@ -36,6 +37,8 @@ def construct(tx, cls: type, args: list, kwargs: dict) -> VariableTracker | None
     """The instance ``cls(*args, **kwargs)`` makes, or None when capture cannot make it."""
     if is_namedtuple(cls):
         return _namedtuple(tx, cls, args, kwargs)
+    if isinstance(cls, enum.EnumMeta) and not kwargs and all(a.is_constant() for a in args):
+        return ConstantVariable(tx.fold(cls, *[a.value for a in args]))   # Act("tanh"): a lookup
     if not _plain_class(cls):
         return None
     obj = NewObjectVariable(cls)
