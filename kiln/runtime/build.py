@@ -175,10 +175,10 @@ def cpu_features() -> str:
     return platform.machine()
 
 
-def library_key(source: str, support: str = "") -> str:
+def library_key(source: str, *support: str) -> str:
     cxx = config.cxx
     h = hashlib.sha256()
-    for part in (source, support, cxx, compiler_id(cxx), " ".join(flags() + LINK_LIBS), cpu_features()):
+    for part in (source, *support, cxx, compiler_id(cxx), " ".join(flags() + LINK_LIBS), cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -202,17 +202,17 @@ def _valid(so: str) -> bool:
 
 
 def build(source: str, name_hint: str = "kernels", units: Callable[[], list] | None = None,
-          support: str = "") -> str:
+          support: tuple[str, ...] = ()) -> str:
     """Path of the shared library built from ``source`` (from the cache when present).
     ``units``: when it must be compiled, the same module as translation units
     (lowering/cpp.py ``module_units``); several are compiled in parallel and linked
-    together. The key is ``source``'s either way. ``support``: the source of an object
-    every such library links (:func:`support_object`), part of the key."""
-    key = library_key(source, support)
+    together. The key is ``source``'s either way. ``support``: the sources of objects
+    the library links (:func:`support_object`), part of the key."""
+    key = library_key(source, *support)
     folder = os.path.join(config.cache_dir, "kernels", key[:2])
 
     def make(so: str) -> None:
-        extra = [support_object(support)] if support else []
+        extra = [support_object(text) for text in support]
         _compile(source, folder, key, so, units() if units else [], extra)
     so, hit = _cached(folder, key, ".so", make)
     if hit:
@@ -248,10 +248,11 @@ def _atomic_write(path: str, data: bytes) -> None:
 
 
 def support_object(support: str) -> str:
-    """The object file compiled from ``support`` (lowering/cpp_text.py ``support_source``: the
-    parts of every kernel module that do not change), built once per compiler, flags and
-    CPU and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
-    compiling its own copy (~13 ms of a small module's ~60 ms compile)."""
+    """The object file compiled from ``support`` (lowering/cpp_text.py ``support_sources``:
+    parts of kernel modules that do not change: the base every module links, each of
+    NumPy's vector math functions a module calls), built once per compiler, flags and CPU
+    and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
+    compiling its own copy (the base: ~13 ms of a small module's ~60 ms compile)."""
     import subprocess
     key = library_key(support)
     folder = os.path.join(config.cache_dir, "support")
@@ -432,11 +433,11 @@ class CppLoader:
     def build(self, gen: object, graph_name: str) -> str:
         """The module built (or found in the cache); returns the library's path."""
         from ..lowering.cpp import module_units
-        from ..lowering.cpp_text import support_source
+        from ..lowering.cpp_text import support_sources
         before = stats["builds"]
         # several translation units, built in parallel, where the kernels are many or long
         path = build(gen.cpp, units=lambda: module_units(graph_name, gen.kernels, config.num_threads),
-                     support=support_source(gen.cpp))
+                     support=support_sources([k.source for k in gen.kernels]))
         self.builds = stats["builds"] - before
         return path
 
