@@ -258,7 +258,7 @@ def support_object(support: str) -> str:
     compiling its own copy (the base: ~13 ms of a small module's ~60 ms compile)."""
     import subprocess
     key = library_key(support)
-    folder = os.path.join(config.cache_dir, "support")
+    folder = _support_folder()
 
     def make(obj: str) -> None:
         cpp = os.path.join(folder, key + ".cpp")
@@ -270,6 +270,10 @@ def support_object(support: str) -> str:
     return _cached(folder, key, ".o", make)[0]
 
 
+def _support_folder() -> str:
+    return os.path.join(config.cache_dir, "support")
+
+
 class _SupportObjects:
     """The paths of :func:`support_object` for ``sources``, those not in the cache compiled
     in threads (one g++ each) while the module's own units compile; iterating waits for
@@ -278,15 +282,23 @@ class _SupportObjects:
     functions builds their objects at once."""
 
     def __init__(self, sources: tuple[str, ...]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(len(sources), config.num_threads)))
-        self._futures = [self._pool.submit(support_object, text) for text in sources]
+        self._paths = [os.path.join(_support_folder(), library_key(text) + ".o") for text in sources]
+        missing = [text for text, path in zip(sources, self._paths) if not _valid(path)]
+        self._pool = None
+        if missing:   # (no thread where all are there: most builds)
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(max_workers=max(1, min(len(missing), config.num_threads)))
+            self._futures = [self._pool.submit(support_object, text) for text in missing]
 
     def __iter__(self):
-        return iter([future.result() for future in self._futures])
+        if self._pool is not None:
+            for future in self._futures:
+                future.result()
+        return iter(self._paths)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 def _temporary(folder: str, suffix: str) -> str:
