@@ -1,5 +1,5 @@
-// NumPy's vector math functions {% for name, T, f, n, fill in fns %}{{ ", " if not loop.first }}kiln_np_{{ name }}{{ f }}{% endfor %}, as an
-// object of their own (kiln/lowering/cpp_text.py support_sources): a module links the ones
+// {% for name, T, f, n, fill in fns %}{{ ", " if not loop.first }}kiln_np_{{ name }}{{ f }}{% endfor %}: NumPy's vector math, a support object
+// of its own (kiln/lowering/cpp_text.py support_sources): a module links the ones
 // its kernels call, each compiled once per compiler and flags and kept on disk
 // (kiln/runtime/build.py support_object), so no module compiles the others. Kernels call
 // kiln_np_<name>[f] (declared in the prelude as SIMD functions), whose vector variants
