@@ -47,6 +47,15 @@ compiled for nothing. Python CPU within noise everywhere.
     broken         210, 200    180, 190   (its first graph sums 1000 values)
     others         unchanged (chain 50-60, softmax 70-80, relax 60, train_step 90-100,
                    lennard_jones 360-380 / 370, op_row 110 / 100-110)
+
+2026-12-07, Python 3.11, loaded (load average 13-15), ``--cold --runs 2``/``3``: before
+e4683d9; after: NumPy's vector math functions are support objects of their own, one per
+function (runtime/build.py ``support_object``), where they were one object of ~40 that a
+softmax's first call built (its float64 exp: SVML's). g++ CPU ms: softmax 1190 -> 130-140;
+chain, total, op_row unchanged (40-50, 70-85, 90-100). A first softmax with nothing
+warmed up (no throwaway function first, fresh cache): g++ CPU 1270-1570 -> 170-220 ms,
+wall 5.2-7.1 -> 1.4-1.8 s; float32's 1310-1720 -> 610-940 ms (NumPy's own float32 exp
+object: <immintrin.h> is most of its ~0.3-0.5 s); np.exp(np.sin(x)) 1320-1440 -> 150-170.
 """
 from __future__ import annotations
 

@@ -386,7 +386,9 @@ KILN_INLINE double kiln_exp(double x) {
 #else
 KILN_INLINE double kiln_exp(double x) { return exp(x); }
 #endif
-KILN_INLINE float kiln_exp(float x) { return kiln_np_expf(x); }
+// (float32 kernels call kiln_np_expf by name, cpp_ops.py template: the module then links
+// the support object that defines it and no other, kiln/lowering/cpp_text.py)
+float kiln_exp(float) = delete;
 {% endif %}static inline float log1p(float x) { return log1pf(x); }
 static inline float exp(float x) { return expf(x); }
 static inline float fmod(float a, float b) { return fmodf(a, b); }

@@ -231,7 +231,10 @@ def template(fn: str, dtype: Any) -> str | None:
     if text is not None and kind == "f":
         # NumPy's own SVML function where its loop calls one (svml.py: the prelude makes the
         # name glibc's function where NumPy's loop is not SVML's)
-        text = _SVML_CALL["float" if np.dtype(dtype) == np.float32 else "double"].sub(r"kiln_np_\1", text)
+        ctype = "float" if np.dtype(dtype) == np.float32 else "double"
+        text = _SVML_CALL[ctype].sub(r"kiln_np_\1", text)
+        if ctype == "float":   # (kiln_exp's float version, by name: a module links the
+            text = text.replace("kiln_exp(", "kiln_np_exp{f}(")   # functions it names, cpp_text.py)
     return text
 
 

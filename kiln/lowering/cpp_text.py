@@ -1,15 +1,16 @@
 """The fixed text of a C++ module: the jinja2 templates (kiln/codegen_templates/), the
-prelude with the helper sections a module's kernels name, and the support object's source
-every module links (kiln/runtime/build.py ``support_object``)."""
+prelude with the helper sections a module's kernels name, and the support objects' sources
+a module links (kiln/runtime/build.py ``support_object``)."""
 from __future__ import annotations
 
 import functools
 import os
+import re
 
 import jinja2
 
-from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
-from .svml import SVML, numpy_own_f32_loops
+from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, calls_svml
+from .svml import SUFFIX, SVML, numpy_own_f32_loops
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -47,19 +48,62 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
         numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_f32_loops(), helpers=helpers)
 
 
-def support_source(source: str = "") -> str:
-    """The support object's source (cpp_support.cpp): the fork handler and the busy-core
-    state every module links, compiled once per compiler and flags
-    (runtime/build.py ``support_object``); for a module ``source`` whose prelude declares
-    NumPy's SVML functions (the 'svml' section), with their definitions too (~45 KB of code
-    other modules need not carry, nor look up as they load)."""
-    return _support(_SVML_DECLARED in source)
+def support_sources(kernels: list[str]) -> tuple[str, ...]:
+    """The sources of the support objects a module of ``kernels`` (their texts) links
+    (runtime/build.py ``support_object``: each compiled once per compiler and flags, kept
+    on disk): the base (cpp_support.cpp: the fork handler and the busy-core state every
+    module links), then, where the module's prelude declares NumPy's vector math functions
+    (the 'svml' section and :func:`calls_svml`), the objects (cpp_support_math.cpp) of
+    those the kernels call: one per SVML function, one for NumPy's own float32 loops. All
+    in one object cost ~1.1-1.5 s of g++, which a first softmax (~100 ms of its own)
+    waited for; an SVML function's costs ~50 ms."""
+    if not (calls_svml() and "svml" in helpers_named(kernels)):
+        return (_support(),)
+    objects = math_objects()
+    called = {objects[name] for name in math_called(kernels)}
+    return (_support(),) + tuple(_math_support(key) for key in sorted(called))
 
 
-_SVML_DECLARED = "KILN_SIMD float kiln_np_"
+# a kernel's call of one of NumPy's vector math functions (the prelude declares them); its
+# float64 kiln_exp is kiln_np_exp (cpp_prelude.h 'exp'; float32's is kiln_np_expf: cpp_ops.py)
+_MATH_CALL = re.compile(r"\bkiln_(?:np_([a-z0-9]+)|exp)\(")
+
+
+def math_called(kernels: list[str]) -> list[str]:
+    """The ``kiln_np_<name>`` functions of :func:`math_objects` that ``kernels`` call,
+    sorted."""
+    known = math_objects()
+    return sorted({name or "exp" for text in kernels for name in _MATH_CALL.findall(text)} & known.keys())
+
+
+# NumPy's own float32 loops kernels call (svml.py NUMPY_OWN_F32), with the value NumPy
+# loads into a short vector's unused lanes: one object (cpp_support_math.cpp)
+_OWN_F32 = (("exp", 0), ("log", 1), ("sin", 0), ("cos", 0))
 
 
 @functools.lru_cache(maxsize=None)
-def _support(svml: bool) -> str:
-    own = ((("exp", 0), ("log", 1), ("sin", 0), ("cos", 0)) if numpy_own_f32_loops() else ()) if svml else ()
-    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {}, own_f32=own)
+def math_objects() -> dict:
+    """``kiln_np_<name>`` -> the object that defines it: ``(SVML name, its suffix,
+    ((name, C type, "f" or "", operands, fill), ...))`` for cpp_support_math.cpp. One per
+    NumPy SVML function and C type (svml.py :data:`SVML`), one for NumPy's own float32
+    loops where it takes them (``numpy_own_f32_loops``: SVML name "")."""
+    out = {}
+    for name, (svml, n, fill, ctypes) in SVML.items():
+        for ctype, f in (("float", "f"), ("double", "")):
+            if ctype in ctypes:
+                out[name + f] = (svml, SUFFIX[ctype], ((name, ctype, f, n, fill),))
+    if numpy_own_f32_loops():
+        own = ("", "", tuple((name, "float", "f", 1, fill) for name, fill in _OWN_F32))
+        out.update((name + "f", own) for name, _fill in _OWN_F32)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _support() -> str:
+    return templates().get_template("cpp_support.cpp").render()
+
+
+@functools.lru_cache(maxsize=None)
+def _math_support(key: tuple) -> str:
+    svml, suffix, fns = key
+    return templates().get_template("cpp_support_math.cpp").render(svml=svml, suffix=suffix, fns=fns)

@@ -17,7 +17,7 @@ import hashlib
 import os
 import shlex
 import time
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..config import config
 from ..errors import KilnError
@@ -175,10 +175,10 @@ def cpu_features() -> str:
     return platform.machine()
 
 
-def library_key(source: str, support: str = "") -> str:
+def library_key(source: str, *support: str) -> str:
     cxx = config.cxx
     h = hashlib.sha256()
-    for part in (source, support, cxx, compiler_id(cxx), " ".join(flags() + LINK_LIBS), cpu_features()):
+    for part in (source, *support, cxx, compiler_id(cxx), " ".join(flags() + LINK_LIBS), cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -202,18 +202,21 @@ def _valid(so: str) -> bool:
 
 
 def build(source: str, name_hint: str = "kernels", units: Callable[[], list] | None = None,
-          support: str = "") -> str:
+          support: tuple[str, ...] = ()) -> str:
     """Path of the shared library built from ``source`` (from the cache when present).
     ``units``: when it must be compiled, the same module as translation units
     (lowering/cpp.py ``module_units``); several are compiled in parallel and linked
-    together. The key is ``source``'s either way. ``support``: the source of an object
-    every such library links (:func:`support_object`), part of the key."""
-    key = library_key(source, support)
+    together. The key is ``source``'s either way. ``support``: the sources of objects
+    the library links (:func:`support_object`), part of the key."""
+    key = library_key(source, *support)
     folder = os.path.join(config.cache_dir, "kernels", key[:2])
 
     def make(so: str) -> None:
-        extra = [support_object(support)] if support else []
-        _compile(source, folder, key, so, units() if units else [], extra)
+        extra = _SupportObjects(support)   # (compiled meanwhile: the link waits for them)
+        try:
+            _compile(source, folder, key, so, units() if units else [], extra)
+        finally:
+            extra.close()
     so, hit = _cached(folder, key, ".so", make)
     if hit:
         stats["disk_hits"] += 1
@@ -248,13 +251,14 @@ def _atomic_write(path: str, data: bytes) -> None:
 
 
 def support_object(support: str) -> str:
-    """The object file compiled from ``support`` (lowering/cpp_text.py ``support_source``: the
-    parts of every kernel module that do not change), built once per compiler, flags and
-    CPU and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
-    compiling its own copy (~13 ms of a small module's ~60 ms compile)."""
+    """The object file compiled from ``support`` (lowering/cpp_text.py ``support_sources``:
+    parts of kernel modules that do not change: the base every module links, each of
+    NumPy's vector math functions a module calls), built once per compiler, flags and CPU
+    and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
+    compiling its own copy (the base: ~13 ms of a small module's ~60 ms compile)."""
     import subprocess
     key = library_key(support)
-    folder = os.path.join(config.cache_dir, "support")
+    folder = _support_folder()
 
     def make(obj: str) -> None:
         cpp = os.path.join(folder, key + ".cpp")
@@ -264,6 +268,37 @@ def support_object(support: str) -> str:
         _install(tmp, obj, cpp, lambda: ("", subprocess.run(cxx + flags() + ["-c", cpp, "-o", tmp],
                                                             capture_output=True, text=True, timeout=600)))
     return _cached(folder, key, ".o", make)[0]
+
+
+def _support_folder() -> str:
+    return os.path.join(config.cache_dir, "support")
+
+
+class _SupportObjects:
+    """The paths of :func:`support_object` for ``sources``, those not in the cache compiled
+    in threads (one g++ each) while the module's own units compile; iterating waits for
+    them (the link), and raises what a build raised. A first float32 softmax's kernel
+    compiles beside NumPy's float32 exp (~0.3 s); a module calling 20 of NumPy's SVML
+    functions builds their objects at once."""
+
+    def __init__(self, sources: tuple[str, ...]) -> None:
+        self._paths = [os.path.join(_support_folder(), library_key(text) + ".o") for text in sources]
+        missing = [text for text, path in zip(sources, self._paths) if not _valid(path)]
+        self._pool = None
+        if missing:   # (no thread where all are there: most builds)
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(max_workers=max(1, min(len(missing), config.num_threads)))
+            self._futures = [self._pool.submit(support_object, text) for text in missing]
+
+    def __iter__(self):
+        if self._pool is not None:
+            for future in self._futures:
+                future.result()
+        return iter(self._paths)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 def _temporary(folder: str, suffix: str) -> str:
@@ -294,7 +329,7 @@ def _install(tmp: str, path: str, cpp: str, run: Callable[[], tuple]) -> None:
 
 
 def _compile(source: str, folder: str, key: str, so: str, units: list[str],
-             extra: list[str] = ()) -> None:
+             extra: Iterable[str] = ()) -> None:
     import subprocess
     cpp = os.path.join(folder, key + ".cpp")
     _atomic_write(cpp, source.encode())
@@ -318,11 +353,11 @@ def _compile(source: str, folder: str, key: str, so: str, units: list[str],
 
 
 def _compile_units(cxx: list[str], units: list[str], folder: str, tmp: str,
-                   direct: list[str] | None, in_place: bool = False, extra: list[str] = ()) -> tuple:
+                   direct: list[str] | None, in_place: bool = False, extra: Iterable[str] = ()) -> tuple:
     """Compile ``units`` to objects at once (one process each), then link them and the
-    objects ``extra`` into ``tmp``: ``(what failed, the failing or the linking process's
-    result)``. ``in_place``: ``units`` are the paths of sources already written, not their
-    text."""
+    objects ``extra`` (iterated at the link: :class:`_SupportObjects` waits) into ``tmp``:
+    ``(what failed, the failing or the linking process's result)``. ``in_place``:
+    ``units`` are the paths of sources already written, not their text."""
     import shutil
     import subprocess
     import tempfile
@@ -432,11 +467,11 @@ class CppLoader:
     def build(self, gen: object, graph_name: str) -> str:
         """The module built (or found in the cache); returns the library's path."""
         from ..lowering.cpp import module_units
-        from ..lowering.cpp_text import support_source
+        from ..lowering.cpp_text import support_sources
         before = stats["builds"]
         # several translation units, built in parallel, where the kernels are many or long
         path = build(gen.cpp, units=lambda: module_units(graph_name, gen.kernels, config.num_threads),
-                     support=support_source(gen.cpp))
+                     support=support_sources([k.source for k in gen.kernels]))
         self.builds = stats["builds"] - before
         return path
 

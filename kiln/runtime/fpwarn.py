@@ -88,12 +88,12 @@ class SecondBody:
     def __call__(self, *args: Any) -> int:
         if self._run is None:
             from ..lowering.cpp import told_module
-            from ..lowering.cpp_text import support_source
+            from ..lowering.cpp_text import support_sources
             from .build import build
             from .launch import bind
             from .loader import load_library
-            source = told_module(self.name, self._source())
-            lib, ffi = load_library(build(source, support=support_source(source)),
+            told = self._source()
+            lib, ffi = load_library(build(told_module(self.name, told), support=support_sources([told])),
                                     self._cdef)
             self._owned = ctypes.CFUNCTYPE(ctypes.c_uint)(lib.address("kiln_fp_owned"))
             self._run = bind(lib, ffi, self.name + "_told_run", self._codes)

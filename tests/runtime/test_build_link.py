@@ -1,6 +1,7 @@
 """Kernel modules link without libstdc++ (kiln/runtime/build.py LINK_LIBS): what they
 need must still resolve when the library is built, and a symbol nothing defines is a
 BuildError naming it, not a library that fails to load later."""
+import re
 import warnings
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import kiln
 from kiln.config import config
+from kiln.lowering.svml import kernels_call_svml
 from kiln.runtime import build as build_mod
 
 def test_a_kernel_with_a_parallel_region_builds(tmp_path, monkeypatch):
@@ -117,3 +119,22 @@ def test_modules_link_one_support_object_and_keep_their_own_state(tmp_path, monk
     f(x)
     late = [lib.kiln_team_now(2) for lib in (first, second)]
     assert sorted(late) == [1, 2], late
+
+
+@pytest.mark.skipif(not kernels_call_svml(config.cxx_flags),
+                    reason="NumPy's loops do not call SVML on this CPU, or kiln's flags build no AVX-512 code")
+def test_a_module_links_the_vector_math_objects_its_kernels_call_and_no_others(tmp_path, monkeypatch):
+    # (NumPy's vector math functions were all one support object, ~1.1-1.5 s of g++ that a
+    # first softmax waited for; each is an object of its own now, built where a module
+    # calls it: float64 exp's (kiln_exp), float32 power's, the base every module links)
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    x = np.linspace(0.5, 2.0, 40)
+    f = kiln.compile(lambda x: np.exp(x) * 2.0)
+    g = kiln.compile(lambda x, y: np.power(x, y) - 1.0)
+    assert np.array_equal(f(x), np.exp(x) * 2.0)
+    x32, y32 = x.astype(np.float32), np.ascontiguousarray(x[::-1], np.float32)
+    assert np.array_equal(g(x32, y32), np.power(x32, y32) - np.float32(1.0))
+    entry = re.compile(r"^extern \"C\" .* (?:float|double) (kiln_np_\w+)\(", re.M)
+    defined = sorted(sorted(set(entry.findall(o.with_suffix(".cpp").read_text())))
+                     for o in tmp_path.glob("support/*.o"))
+    assert defined == [[], ["kiln_np_exp"], ["kiln_np_powf"]], defined

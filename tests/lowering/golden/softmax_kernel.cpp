@@ -23,7 +23,7 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
         auto term5 = [&](int64_t r1) -> float {
           float t2 = p_x[r1 + 16*x0];
           float t3 = t2 - red0;
-          float t4 = kiln_exp(t3);
+          float t4 = kiln_np_expf(t3);
           row_buf1[r1] = t4;
           return t4;
         };

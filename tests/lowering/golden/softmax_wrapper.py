@@ -83,7 +83,7 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_e
           bool t14 = (red0 == red0);
           bool t15 = ((t13 != 0) & (t14 != 0));
           own1 |= (uint32_t)t15;
-          float t16 = kiln_exp(t3);
+          float t16 = kiln_np_expf(t3);
           bool t17 = (__builtin_fabsf(t16) == __builtin_inff());
           bool t18 = (t4 == 0);
           bool t19 = ((t17 != 0) & (t18 != 0));
