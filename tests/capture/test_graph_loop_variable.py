@@ -77,3 +77,28 @@ def test_sandpile_count_and_its_history_are_one_node():
         got, want = f(grid.copy(), 2, 2, grains), sandpile(grid.copy(), 2, 2, grains)
         assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype and got[1] == want[1]
     assert build.stats["builds"] == builds
+
+
+def timed32(x, dt, n):
+    """``t = i * dt`` (a Python float the node computes) with a float32 array: NumPy
+    rounds the weak float into float32 (``np.float32(t)``), with its "overflow encountered
+    in cast" where ``t`` passes float32's range (``dt=1e300``)."""
+    acc = np.zeros_like(x)
+    for i in range(n):
+        t = i * dt
+        acc += x * t
+    return acc
+
+
+def test_float_from_the_variable_with_float32_is_one_node():
+    x = np.linspace(0.5, 2.0, 5, dtype=np.float32)
+    check_program(timed32, [(x, 0.1, 5), (x, 0.1, 9), (x, 1e300, 3), (x, 0.3, 1)], "cpp")
+    f = kiln.compile(timed32)
+    f(x, 0.1, 5)
+    f(x, 0.1, 9)
+    builds = build.stats["builds"]
+    for n in (7, 12):
+        got, want = f(x, 0.7, n), timed32(x, 0.7, n)
+        assert got.dtype == want.dtype == np.float32 and np.array_equal(got, want)
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
+    assert NODE in "\n".join(kiln.explain(timed32)(x, 0.1, 600).loops)
