@@ -102,3 +102,35 @@ def test_float_from_the_variable_with_float32_is_one_node():
         assert got.dtype == want.dtype == np.float32 and np.array_equal(got, want)
     assert build.stats["builds"] == builds and len(f.cache_entries) == 2
     assert NODE in "\n".join(kiln.explain(timed32)(x, 0.1, 600).loops)
+
+
+def history(x, n, dt):
+    """Two histories appended a trip (an array and the variable's time, a Python float)
+    beside a carried float: stacked by the counter form's node (its short-body check ran
+    before the appends were taken off and read them as a side effect: unrolled, a build
+    per trip count)."""
+    xs, ts = [], []
+    s = 0.0
+    for i in range(n):
+        t = i * dt
+        x = x * 0.5 + t
+        s = s + 1.0
+        xs.append(x)
+        ts.append(t)
+    return np.array(xs), np.array(ts), s
+
+
+def test_two_histories_with_the_variable_are_one_node():
+    x = np.linspace(0.0, 1.0, 4)
+    check_program(history, [(x, 5, 0.1), (x, 9, 0.1), (x, 1, 0.2), (x, 0, 0.1)], "cpp")
+    f = kiln.compile(history)
+    f(x, 5, 0.1)
+    f(x, 9, 0.1)
+    builds = build.stats["builds"]
+    for n in (7, 12):
+        got, want = f(x, n, 0.3), history(x, n, 0.3)
+        assert all(type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+                   and np.array_equal(g, w) for g, w in zip(got, want))
+    assert build.stats["builds"] == builds
+    notes = "\n".join(kiln.explain(history)(x, 600, 0.1).loops)
+    assert NODE in notes and "stacked: ts, stacked: xs" in notes
