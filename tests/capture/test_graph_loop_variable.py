@@ -90,18 +90,27 @@ def timed32(x, dt, n):
     return acc
 
 
+def _counts_share_one_entry(fn, args_of) -> str:
+    """``fn`` compiled: unrolled for its first count, a node once another comes, which
+    then serves later counts with no build and NumPy's values and dtypes; explain's loop
+    notes past the unrolling budget."""
+    f = kiln.compile(fn)
+    f(*args_of(5))
+    f(*args_of(9))
+    builds = build.stats["builds"]
+    for n in (7, 12):
+        got, want = f(*args_of(n)), fn(*args_of(n))
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert all(type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+                   and np.array_equal(g, w) for g, w in zip(got, want))
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
+    return "\n".join(kiln.explain(fn)(*args_of(600)).loops)
+
+
 def test_float_from_the_variable_with_float32_is_one_node():
     x = np.linspace(0.5, 2.0, 5, dtype=np.float32)
     check_program(timed32, [(x, 0.1, 5), (x, 0.1, 9), (x, 1e300, 3), (x, 0.3, 1)], "cpp")
-    f = kiln.compile(timed32)
-    f(x, 0.1, 5)
-    f(x, 0.1, 9)
-    builds = build.stats["builds"]
-    for n in (7, 12):
-        got, want = f(x, 0.7, n), timed32(x, 0.7, n)
-        assert got.dtype == want.dtype == np.float32 and np.array_equal(got, want)
-    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
-    assert NODE in "\n".join(kiln.explain(timed32)(x, 0.1, 600).loops)
+    assert NODE in _counts_share_one_entry(timed32, lambda n: (x, 0.7, n))
 
 
 def history(x, n, dt):
@@ -123,14 +132,5 @@ def history(x, n, dt):
 def test_two_histories_with_the_variable_are_one_node():
     x = np.linspace(0.0, 1.0, 4)
     check_program(history, [(x, 5, 0.1), (x, 9, 0.1), (x, 1, 0.2), (x, 0, 0.1)], "cpp")
-    f = kiln.compile(history)
-    f(x, 5, 0.1)
-    f(x, 9, 0.1)
-    builds = build.stats["builds"]
-    for n in (7, 12):
-        got, want = f(x, n, 0.3), history(x, n, 0.3)
-        assert all(type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
-                   and np.array_equal(g, w) for g, w in zip(got, want))
-    assert build.stats["builds"] == builds
-    notes = "\n".join(kiln.explain(history)(x, 600, 0.1).loops)
+    notes = _counts_share_one_entry(history, lambda n: (x, n, 0.3))
     assert NODE in notes and "stacked: ts, stacked: xs" in notes
