@@ -120,20 +120,13 @@ template <typename T> static inline T kiln_wrap_neg(T a) {
 // flags it raised (the launcher runs the reference for the warnings). ``f = o ? f | 2 :
 // f``: GCC 12 tests the add's own flag, a jo to a cold block that sets the bit (edit
 // distance 1.25x the unchecked loop; ``f |= 2 * o`` took a seto, a zeroing and an or an
-// op, 1.75x; a cmovo in asm 1.3x; a failure code per op, the reference run, 2-3x). An
-// unsigned op tests the bit first (``kiln_over``): once set, the op's own flag is not
-// looked at. Unsigned wraparound is mostly on purpose (crc32's ``0 - (c & 1)`` on uint32,
-// a hash's multiply), taken at random, where the jo mispredicted (crc32 of 4096 bytes
-// 34.1 -> 19.5 us); signed ops keep the plain jo: the bit's test cost edit distance's
-// int64 adds, which never overflow, 22% (39.0 -> 47.7 us).
-template <typename T> static inline void kiln_over(bool o, unsigned& f) {
-  if ((T)-1 > 0) { if (!(f & 2u) && o) f |= 2u; } else { f = o ? f | 2u : f; } }
+// op, 1.75x; a cmovo in asm 1.3x; a failure code per op, the reference run, 2-3x).
 template <typename T> static inline T kiln_over_add(T a, T b, unsigned& f) {
-  T r; const bool o = __builtin_add_overflow(a, b, &r); kiln_over<T>(o, f); return r; }
+  T r; const bool o = __builtin_add_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
 template <typename T> static inline T kiln_over_sub(T a, T b, unsigned& f) {
-  T r; const bool o = __builtin_sub_overflow(a, b, &r); kiln_over<T>(o, f); return r; }
+  T r; const bool o = __builtin_sub_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
 template <typename T> static inline T kiln_over_mul(T a, T b, unsigned& f) {
-  T r; const bool o = __builtin_mul_overflow(a, b, &r); kiln_over<T>(o, f); return r; }
+  T r; const bool o = __builtin_mul_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
 template <typename T> static inline T kiln_over_neg(T a, unsigned& f) {
   return kiln_over_sub<T>((T)0, a, f); }
 template <typename T> static inline T kiln_over_abs(T a, unsigned& f) {
