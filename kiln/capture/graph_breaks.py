@@ -42,7 +42,7 @@ from ..errors import KilnError
 from ..ops.graph_loops import WhileTests
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS
-from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, iteration_calls, reason_of
+from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
 from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
@@ -270,12 +270,11 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
                            "its last statement; with the test at the end of the body the loop "
                            "is one node)") from e
     tx.while_tests = None
-    if not sites:
-        # (a short body reading the variable unrolls too while its count stays one value:
-        # its trips fuse, 80 steps of 1,000 elements 24 us unrolled, 260 as a node whose
-        # scalar ops run in its Python wrapper; a call with another count makes it the node)
-        refuse_unrolled(tx, iteration_calls(tx, snap, before, state.unbacked), bounds,
-                        any_ops=not isinstance(item, LoopVariable))
+    # (a short body reading the variable unrolls too while its count stays one value: its
+    # trips fuse, 80 steps of 1,000 elements 24 us unrolled, 260 as a node whose scalar ops
+    # run in its Python wrapper; a call with another count makes it the node)
+    unrolls = None if sites else (
+        lambda calls: refuse_unrolled(tx, calls, bounds, any_ops=not isinstance(item, LoopVariable)))
     step = bounds[2].value
     nxt = apply_scalar(tx, "add", [tx.locals[COUNTER], ConstantVariable(step)])
     more = apply_scalar(tx, "lt" if step > 0 else "gt", [nxt, bounds[1]])
@@ -285,7 +284,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     carry_and_emit(tx, inst.index, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
                    what="range loop with a break" if sites else "range loop carrying numbers",
-                   widened=widen)
+                   widened=widen, unrolls=unrolls)
     last = tx.locals.pop(COUNTER)
     if i_name in live_after:
         tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])

@@ -361,13 +361,18 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state, widen: tuple 
 
 
 def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after, starts, made,
-                   chain, fall, entry_values, entry, what: str = "while loop", widened: tuple = ()) -> None:
+                   chain, fall, entry_values, entry, what: str = "while loop", widened: tuple = (),
+                   unrolls: Any = None) -> None:
     """The traced trip (``starts``: the locals before it; ``made``: the numbers the graph
     computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
     it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
-    The range form with a break (kiln/capture/graph_breaks.py) ends here too."""
+    The range form with a break (kiln/capture/graph_breaks.py) ends here too; its
+    ``unrolls(calls)`` raises LoopFallback where a short body unrolls instead, once the
+    appends are taken off (they are no side effect of the node)."""
     appends = take_appends(tx, snap)
     calls = iteration_calls(tx, snap, before, state.unbacked)
+    if unrolls is not None:
+        unrolls(calls)
     if all(n.op.name == "scalar_fn" for n in calls):
         raise LoopFallback("the body does no array work: it runs as Python")
     if what == "while loop" and not entry.tests and _counted(chain, made):

@@ -203,13 +203,15 @@ def graph_value(tx, var: VariableTracker) -> Any:
         return trace.lift(tx, node) if trace is not None else node
     if isinstance(var, ArrayVariable) and var.scalar and not var.tensor:
         return trace.lift(tx, var.node) if trace is not None else var.node
-    if isinstance(var, PyValueVariable) and var.kind is int and trace is None \
-            and np.can_cast(var.array.meta.dtype, np.int64):
+    if isinstance(var, PyValueVariable) and trace is None and (
+            var.kind is int and np.can_cast(var.array.meta.dtype, np.int64)
+            or var.kind is float and var.array.meta.dtype == np.float64):
         # ``topples += int(n.sum())`` in a graph loop's body: int() of the 0-d integer
-        # array, exact in an int64; the addition is Python's (a compiled graph runs its
-        # scalar_fns in its wrapper)
-        return current_graph(tx).call(REGISTRY["scalar_fn"], ((var.array.node,),), {"fn": "int"},
-                                      source=tx.location())
+        # array, exact in an int64; ``total += float(loss)``: float() of a float64, the
+        # same double; the addition is Python's (a compiled graph runs its scalar_fns in
+        # its wrapper)
+        return current_graph(tx).call(REGISTRY["scalar_fn"], ((var.array.node,),),
+                                      {"fn": var.kind.__name__}, source=tx.location())
     _refuse(tx, f"{var.describe()} in scalar code")
 
 

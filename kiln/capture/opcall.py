@@ -300,7 +300,8 @@ def _weak_values(tx, args: list, kwargs: dict, op: Any) -> tuple:
         def narrowed(a):
             if not any(a is c for c in computed):
                 return a
-            return apply_scalar(tx, into, [apply_scalar(tx, "np.float64", [a]) if into == "np.float32" else a])
+            through_double = into == "np.float32" and type(a.example) is int
+            return apply_scalar(tx, into, [apply_scalar(tx, "np.float64", [a]) if through_double else a])
         return [narrowed(a) for a in args], kwargs
     # NumPy converts a weak Python int to float64 next to float64 operands: exactly, for
     # ints beyond int64 too

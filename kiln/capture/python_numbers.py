@@ -88,17 +88,24 @@ def narrowed_int(op: Any, args: list, kwargs: dict, computed: list, others: list
     ``x * i`` of an int32 or float32 ``x``), where the other operands are all of one dtype
     of NARROWED_INTS and the op's result is of that dtype with the int weak and with it
     that dtype's 0-d value; else None (``x > 300`` of int8 ``x``, a bool, is NumPy's
-    exact comparison; ``x / i`` of ints is float64; ``np.ldexp`` takes an int)."""
+    exact comparison; ``x / i`` of ints is float64; ``np.ldexp`` takes an int). Python
+    floats the graph computed (``t = i * dt``, then ``x * t`` of a float32 ``x``) convert
+    the same way into float32, which NumPy rounds them into (``np.float32(t)``, its
+    "overflow encountered in cast" too)."""
     dtypes = set(others)
-    if kwargs or len(dtypes) != 1 or not computed or any(type(c.example) is not int for c in computed):
+    if kwargs or len(dtypes) != 1 or not computed:
         return None
     (dtype,) = dtypes
+    kinds = {type(c.example) for c in computed}
+    if not kinds <= ({int, float} if dtype == "float32" else {int}):
+        return None
     if dtype not in NARROWED_INTS or len(args) != len(op.inputs):
         return None
 
     def metas(strong: bool) -> tuple:
-        return tuple((TensorMeta((), np.dtype(dtype)) if strong else 1) if any(a is c for c in computed)
-                     else TensorMeta(a.meta.shape, a.meta.dtype) if hasattr(a, "meta") else a.value
+        return tuple(next((TensorMeta((), np.dtype(dtype)) if strong else type(c.example)(1)
+                           for c in computed if a is c), None)
+                     or (TensorMeta(a.meta.shape, a.meta.dtype) if hasattr(a, "meta") else a.value)
                      for a in args)
     try:
         weak, strong = infer_meta(op, metas(False), {}), infer_meta(op, metas(True), {})

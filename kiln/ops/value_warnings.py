@@ -66,8 +66,27 @@ def ignored_at(message: str, filename: str, lineno: int, category: type = Runtim
     return _action_at(message, filename, lineno, category) == "ignore"
 
 
+# _action_at's answers while the filters stay the same (list, entries and default action):
+# a kernel raising a flag on every call asks on every call (crc32's ``0 - x`` on uint32),
+# and matching the filters in Python cost more than the kernel
+_ACTIONS: dict = {}
+_ACTIONS_FOR: list = [None]
+
+
 def _action_at(message: str, filename: str, lineno: int, category: type, module: str | None = None) -> str:
     """The action of the first warnings filter matching this warning (else the default)."""
+    filters = (tuple(warnings.filters), warnings.defaultaction)
+    if filters != _ACTIONS_FOR[0]:
+        _ACTIONS.clear()
+        _ACTIONS_FOR[0] = filters
+    key = (message, filename, lineno, category, module)
+    action = _ACTIONS.get(key)
+    if action is None:
+        action = _ACTIONS[key] = _first_action(message, filename, lineno, category, module)
+    return action
+
+
+def _first_action(message: str, filename: str, lineno: int, category: type, module: str | None) -> str:
     if module is None:
         module = _module_of(filename)[0] if filename else None
     if not filename:
@@ -113,13 +132,20 @@ def _filters_version() -> int | None:
     that warning (``simplefilter("always")``, ``-W default``)."""
     if _action_at(_PROBE, _PROBE, 0, _VersionProbe, module=_PROBE) not in ("ignore", "error"):
         return None
-    registry: dict = {"version": -1}
+    registry = _PROBE_REGISTRY
     try:
         warnings.warn_explicit(_PROBE, _VersionProbe, _PROBE, 0, module=_PROBE, registry=registry)
     except _VersionProbe:
         pass
     version = registry.get("version")
-    return version if isinstance(version, int) and version != -1 else None
+    # marked as shown: while the version holds, warn_explicit returns at the mark without
+    # matching the filters (NumPy's message patterns, a regex call each); a new version
+    # clears the registry first, as it clears any module's
+    registry[(_PROBE, _VersionProbe, 0)] = True
+    return version if isinstance(version, int) else None
+
+
+_PROBE_REGISTRY: dict = {}
 
 
 _AT: dict[tuple, Callable] = {}

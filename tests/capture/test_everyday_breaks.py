@@ -139,14 +139,15 @@ def _decay(y, h, n):
     return y, t
 
 
-def test_a_carried_python_float_in_float32_work_is_not_a_node():
-    # a Python float is weak in NumPy's arithmetic (float32 stays float32), a number the
-    # graph computes is not: only float64 work takes it
+def test_a_carried_python_float_in_float32_work_is_a_node_too():
+    # a Python float is weak in NumPy's arithmetic (float32 stays float32): the number the
+    # graph computes is rounded into float32 where it meets float32 work, as NumPy rounds
+    # it (python_numbers.narrowed_int), so float32 work takes it as float64 work does
     compiled = kiln.compile(_decay, backend="eager")
     for y in (np.ones(4), np.ones(4, np.float32)):
         assert_same(compiled(y, 0.01, 120), _decay(y, 0.01, 120))
         notes = kiln.explain(kiln.compile(_decay, backend="eager"))(y, 0.01, 120).loops
-        assert any("range loop carrying numbers" in n for n in notes) == (y.dtype == np.float64), notes
+        assert any("range loop carrying numbers" in n for n in notes), notes
 
 
 def _descent(A, b, w, tol, maxiter):

@@ -267,3 +267,33 @@ def test_rows_stacked_beside_a_carried_array_written_in_place():
         for e, r in zip(fn(*args), c(*args)):
             np.testing.assert_array_equal(r, e)
             assert r.dtype == e.dtype
+
+
+def _running_loss(X, y, w, n):
+    """``total += loss`` and ``loss + total`` appended: the float() of the float64 mean is
+    the same double, and the sums are Python's (the wrapper's scalar code): a graph_while
+    node carrying ``total`` (it unrolled, a compile per trip count)."""
+    total, seen = 0.0, []
+    for i in range(n):
+        r = X @ w - y
+        w = w - 0.1 * (X.T @ r) / 20
+        loss = float(np.mean(r ** 2))
+        total += loss
+        seen.append(loss + total)
+    return w, total, np.array(seen)
+
+
+def test_a_python_float_from_the_data_carried_and_appended():
+    from kiln.runtime import build
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    f = kiln.compile(_running_loss)
+    _same(_running_loss(X, y, np.zeros(3), 6), f(X, y, np.zeros(3), 6))
+    builds = build.stats["builds"]
+    for n in (9, 1):
+        got, want = f(X, y, np.zeros(3), n), _running_loss(X, y, np.zeros(3), n)
+        _same(want, got)
+        assert type(got[1]) is float
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 1
+    notes = _notes(_running_loss, X, y, np.zeros(3), 6)
+    assert "range loop carrying numbers" in notes and "total, stacked: seen" in notes

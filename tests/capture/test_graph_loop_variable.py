@@ -77,3 +77,60 @@ def test_sandpile_count_and_its_history_are_one_node():
         got, want = f(grid.copy(), 2, 2, grains), sandpile(grid.copy(), 2, 2, grains)
         assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype and got[1] == want[1]
     assert build.stats["builds"] == builds
+
+
+def timed32(x, dt, n):
+    """``t = i * dt`` (a Python float the node computes) with a float32 array: NumPy
+    rounds the weak float into float32 (``np.float32(t)``), with its "overflow encountered
+    in cast" where ``t`` passes float32's range (``dt=1e300``)."""
+    acc = np.zeros_like(x)
+    for i in range(n):
+        t = i * dt
+        acc += x * t
+    return acc
+
+
+def _counts_share_one_entry(fn, args_of) -> str:
+    """``fn`` compiled: unrolled for its first count, a node once another comes, which
+    then serves later counts with no build and NumPy's values and dtypes; explain's loop
+    notes past the unrolling budget."""
+    f = kiln.compile(fn)
+    f(*args_of(5))
+    f(*args_of(9))
+    builds = build.stats["builds"]
+    for n in (7, 12):
+        got, want = f(*args_of(n)), fn(*args_of(n))
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        assert all(type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+                   and np.array_equal(g, w) for g, w in zip(got, want))
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
+    return "\n".join(kiln.explain(fn)(*args_of(600)).loops)
+
+
+def test_float_from_the_variable_with_float32_is_one_node():
+    x = np.linspace(0.5, 2.0, 5, dtype=np.float32)
+    check_program(timed32, [(x, 0.1, 5), (x, 0.1, 9), (x, 1e300, 3), (x, 0.3, 1)], "cpp")
+    assert NODE in _counts_share_one_entry(timed32, lambda n: (x, 0.7, n))
+
+
+def history(x, n, dt):
+    """Two histories appended a trip (an array and the variable's time, a Python float)
+    beside a carried float: stacked by the counter form's node (its short-body check ran
+    before the appends were taken off and read them as a side effect: unrolled, a build
+    per trip count)."""
+    xs, ts = [], []
+    s = 0.0
+    for i in range(n):
+        t = i * dt
+        x = x * 0.5 + t
+        s = s + 1.0
+        xs.append(x)
+        ts.append(t)
+    return np.array(xs), np.array(ts), s
+
+
+def test_two_histories_with_the_variable_are_one_node():
+    x = np.linspace(0.0, 1.0, 4)
+    check_program(history, [(x, 5, 0.1), (x, 9, 0.1), (x, 1, 0.2), (x, 0, 0.1)], "cpp")
+    notes = _counts_share_one_entry(history, lambda n: (x, n, 0.3))
+    assert NODE in notes and "stacked: ts, stacked: xs" in notes

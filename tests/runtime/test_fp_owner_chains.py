@@ -375,3 +375,45 @@ def test_a_kernel_does_not_write_over_a_draw_it_reduces_beside(capsys):
         assert all(np.asarray(g).tobytes() == np.asarray(w).tobytes() for g, w in zip(got, want))
         assert got_rng.bit_generator.state == want_rng.bit_generator.state
         assert fpwarn.stats["reruns"] == before + (p_drop == 1.0)
+
+
+class _CountedPattern:
+    """A warnings filter's message pattern that matches nothing and counts the times the
+    filters were matched against a warning (by Python's warn_explicit or by kiln)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def match(self, text: str) -> None:
+        self.calls += 1
+
+
+def wrapped_negations(a):
+    c = np.uint32(0)
+    for k in range(a.shape[0]):
+        c = c ^ (np.uint32(0) - np.uint32(a[k]))   # overflow in scalar subtract, every call
+    return c
+
+
+def test_a_flag_raised_on_every_call_matches_the_filters_once():
+    """A loop whose native run raises a flag NumPy warns for on every call (crc32's
+    ``0 - x`` on uint32), the warning shown at its line already: each call asked whether
+    the filters ignore it, and read their version by a probe warning, matching every
+    filter in Python and in warn_explicit (3.7 of crc32's 5.9 us a call on one byte); the
+    answers are kept while the filters stay the same (value_warnings ``_action_at``,
+    ``_filters_version``)."""
+    compiled = kiln.compile(wrapped_negations, backend="cpp")
+    a = np.arange(1, 6, dtype=np.uint8)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.resetwarnings()
+        warnings.filterwarnings("ignore", category=ImportWarning)   # (Python's default)
+        pattern = _CountedPattern()
+        warnings.filters.insert(0, ("ignore", pattern, UserWarning, None, 0))
+        warnings._filters_mutated()
+        for _ in range(2):                 # (the warning shown; the probe's mark set)
+            assert compiled(a) == wrapped_negations(a)
+        first = pattern.calls
+        for _ in range(4):
+            assert compiled(a) == wrapped_negations(a)
+    assert [str(w.message) for w in seen] == ["overflow encountered in scalar subtract"]
+    assert pattern.calls == first          # (3 matches a call before, none from NumPy's)
