@@ -110,7 +110,10 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
             body.append(source)
             last_source = source
         if readable and node.kind == "call" and node.target.print_python is not None:
-            body += node.target.print_python(node, consts, format_value, python_code)
+            # (a loop's body prints with the graph's ``methods``: its ops warn at the
+            # user's lines too)
+            body += node.target.print_python(node, consts, format_value,
+                                             functools.partial(python_code, methods=methods))
             dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
             if dead:
                 body.append(" = ".join(dead) + " = None")

@@ -32,6 +32,7 @@ import numpy as np
 
 from .meta import TensorMeta, fresh_copy
 from .registry import Category, declare
+from .value_warnings import ufunc_at
 
 # Every function a body may apply to scalars, by name. A backend that compiles bodies
 # must spell each one (tests/lowering/test_loops.py checks the C++ table covers them).
@@ -123,8 +124,18 @@ def _scalar_fn_impl(args: tuple, fn: str) -> Any:
     return SCALAR_FUNCTIONS[fn](*args)
 
 
+def _scalar_fn_impl_at(filename: str, lineno: int, impl: Any = _scalar_fn_impl) -> Any:
+    """Op.impl_at: the scalar function called from a frame at the user's line, where NumPy's
+    scalar math warns ("overflow encountered in scalar subtract" of ``np.uint32(0) - c``
+    pointed into this module on the NumPy backends)."""
+    def run(args: tuple, fn: str) -> Any:
+        return ufunc_at(SCALAR_FUNCTIONS[fn], filename, lineno, keywords=False)(*args)
+    return run
+
+
 scalar_fn = declare("scalar_fn", Category.EXTERN, _scalar_fn_impl, inputs=("args",),
                     params={"fn": "add"}, meta=_scalar_fn_meta, may_raise=True,
+                    impl_at=_scalar_fn_impl_at,
                     spread_impl=lambda fn: SCALAR_FUNCTIONS[fn],
                     doc="a Python operator, builtin or NumPy scalar function on scalars (loop bodies)")
 

@@ -81,3 +81,22 @@ def test_a_loop_reading_what_it_writes_reruns_from_its_inputs():
                 _run(compiled, x, ys[1], 4, mode=mode)
             assert g_seen == w_seen and _same(got, want), (data, mode)
             assert np.array_equal(ys[0], ys[1], equal_nan=True), (data, mode)
+
+
+def _unsigned_chain(a):
+    c = np.uint32(0)
+    for k in range(a.shape[0]):
+        c = c ^ (np.uint32(0) - np.uint32(a[k]))   # overflow in scalar subtract
+    return c
+
+
+def test_a_loop_body_run_by_numpy_warns_at_the_users_line():
+    """The NumPy backends print a loop node's body as a function of its own; its scalar ops
+    warned inside kiln/ops/loops.py (the scalar function's impl), not at the user's line,
+    which also made the default filter's once-per-location differ from NumPy's."""
+    a = np.arange(1, 6, dtype=np.uint8)
+    for backend in ("eager", "aot_eager", "cpp"):
+        compiled = kiln.compile(_unsigned_chain, backend=backend)
+        for mode in ("always", "default"):
+            want, got = _run(_unsigned_chain, a, mode=mode), _run(compiled, a, mode=mode)
+            assert got[1] == want[1] != [] and _same(got[0], want[0]), (backend, mode)
