@@ -269,8 +269,8 @@ class AOTFunction:
             self._merged = {}
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
-        layouts = key[-len(self.layout_inputs):] if self.layout_inputs else ()
         sizes = self._sizes_of(arrays, dedup) if variant.pinned and not variant.training else None
+        layouts = key[2 + len(sizes or ()):] if self.layout_inputs else ()
         if key == (None, None) + (sizes or ()) + layouts and (sizes is not None or not variant.pinned) \
                 and not any(isinstance(a, _tensor_cls()) for a in args):
             # (outputs that are views to rebuild, with nothing written back: one generated
