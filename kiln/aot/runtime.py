@@ -269,16 +269,17 @@ class AOTFunction:
             self._merged = {}
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
-        layouts = key[2:] if self.layout_inputs else ()
-        if key == (None, None) + layouts and not variant.pinned and \
-                not any(isinstance(a, _tensor_cls()) for a in args):
+        sizes = self._sizes_of(arrays, dedup) if variant.pinned and not variant.training else None
+        layouts = key[2 + len(sizes or ()):] if self.layout_inputs else ()
+        if key == (None, None) + (sizes or ()) + layouts and (sizes is not None or not variant.pinned) \
+                and not any(isinstance(a, _tensor_cls()) for a in args):
             # (outputs that are views to rebuild, with nothing written back: one generated
             # function, view_outputs.py, rebuilds them with no per-call setup)
             direct = variant.forward if variant.outputs_are_direct() else \
                 view_outputs.for_variant(variant) if not self.mutates else None
             run = variant.plain_runner() if direct is None else None
-            if layouts:
-                direct, run = self._for_layouts(layouts, direct, run)
+            if layouts or sizes is not None:
+                direct, run = self._for_layouts(layouts, direct, run, sizes)
             if direct is not None:
                 self._direct = direct
             elif self.mutates:
@@ -303,13 +304,16 @@ class AOTFunction:
             bounds = tuple(kept.index(i) for i in bounds if i in kept)
         return tuple(getattr(a, "shape", None) for a in arrays) + tuple(arrays[i] for i in bounds)
 
-    def _for_layouts(self, layouts: tuple, direct: Any, run: Any) -> tuple:
+    def _for_layouts(self, layouts: tuple, direct: Any, run: Any, sizes: tuple | None = None) -> tuple:
         """The short paths of a variant keyed by its inputs' layouts (a reshape of an input
-        is a view or a copy as its layout says): they check those layouts first, and take
-        the general path for others (which finds or builds their variant)."""
-        index, general = self.layout_inputs, self._general
+        is a view or a copy as its layout says), or by their sizes (``sizes``, a pinned
+        variant: a write put back through a reshape to the call's shape): they check those
+        first, and take the general path for others (which finds or builds their variant)."""
+        index, general, sizes_of = self.layout_inputs, self._general, self._sizes_of
 
         def same(args: tuple) -> bool:
+            if sizes is not None and sizes_of(args, None) != sizes:
+                return False
             for i, want in zip(index, layouts):
                 if i < len(args) and layout_class(args[i]) != want:
                     return False

@@ -132,7 +132,7 @@ def writes_into(items: list, low: GraphLowering, steps_reads: list, raising: lis
     to be the write of the whole result into ``target`` (``c[...] = a @ b``,
     lowering/memory.py), which reads ``target`` itself as its destination only."""
     externs = {item.name: (k, item) for k, item in enumerate(items)
-               if isinstance(item, ExternNode) and item.op.out_impl is not None}
+               if isinstance(item, ExternNode) and (item.op.out_impl is not None or writes_operand(item))}
     views = [(k, item.name, set(steps_reads[k])) for k, item in enumerate(items)
              if isinstance(item, ExternNode) and item.op.may_alias]
 
@@ -141,20 +141,38 @@ def writes_into(items: list, low: GraphLowering, steps_reads: list, raising: lis
             return False
         first, item = externs[name]
         out = item.out
+        # a scatter into the caller's array itself (``x[0] = 7; x *= 2``) runs in place
+        # there (its atomic form raises before writing): the reads after it matter
+        own = item.op.out_impl is None
+        if own and not (through and item.args[0].buf is target):
+            return False
         if not (isinstance(out, BufferValue) and out.is_whole() and out.buf.order is None
                 and getattr(out, "layout", None) is None and len(target.shape) > 0
                 and (out.buf.shape, out.buf.dtype) == (target.shape, target.dtype)
-                and all(isinstance(v, int) for v in (*target.shape, *target.strides, target.offset))
+                and (own or all(isinstance(v, int) for v in (*target.shape, *target.strides, target.offset)))
                 and (target.strides, target.offset) == (contiguous_strides(target.shape), 0)
                 and out.buf.strides == target.strides and first < step
-                and not any(r >= first for r in raising)):
+                and not any(r >= first + own for r in raising)):
             return False
+        first += own
         aliases = {target.name}
         for k, view, read in views:   # views of the caller's array, in schedule order
             if k < step and read & aliases:
                 aliases.add(view)
         return not any(steps_reads[k] & aliases for k in range(first, step + through))
     return ok
+
+
+def writes_operand(item: ExternNode) -> bool:
+    """A scatter whose in-place form writes its whole first operand, which no other
+    operand reads, and raises only before writing (``Op.inplace_atomic``: ``x[0] = 7.0``)."""
+    op, args = item.op, item.args
+    if op.inplace_impl is None or op.inplace_inputs is not None or op.inplace_atomic is None \
+            or not args or not isinstance(args[0], BufferValue) or not args[0].is_whole():
+        return False
+    name = args[0].buf.name
+    return sum(1 for v in iter_values(args) if isinstance(v, BufferValue) and v.buf.name == name) == 1 \
+        and bool(op.inplace_atomic(args))
 
 
 def _donated(low: GraphLowering) -> dict[str, Buffer]:

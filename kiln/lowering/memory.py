@@ -165,9 +165,13 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                         and last_use.get(v.buf.name) == step
                         and (v.buf.name not in pooled or len(given) == 1) and v.buf.name not in moved
                         for v in given)
-            caller = not owned and pick is None and len(given) == 1 \
-                and give_caller(step, item, given[0], last_use, moved, caller_of) \
-                and (_only_there(item.args, given) or _overlap_copied(item, given))
+            # the caller's array itself, which a kernel then takes over in place
+            # (lowering/inplace.py writes_into: ``x[0] = 7; x *= 2``)
+            own = item.op.out_impl is None and given and isinstance(given[0], BufferValue) \
+                and getattr(low, "extern_into", {}).get(item.name) is given[0].buf
+            caller = not owned and pick is None and len(given) == 1 and (own or (
+                give_caller(step, item, given[0], last_use, moved, caller_of)
+                and (_only_there(item.args, given) or _overlap_copied(item, given))))
             if getattr(item.op, "inplace_impl", None) is not None and given and (owned or caller) \
                     and (pick is None or _only_there(item.args, given)):
                 # x[i] = v on an array nothing reads again (a loop's running result, or

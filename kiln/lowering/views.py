@@ -43,6 +43,10 @@ class ViewLowering:
             x = self.realize(x)
         result = _view_layout(op, x.shape, x.strides, spans, params)
         if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
+            if _view_layout(op, x.shape, contiguous_strides(x.shape), spans, params) is None:
+                # not even of a C-order copy (a reshape to sizes the lowering cannot
+                # compare: NumPy's call decides): no copy kernel whose result nothing reads
+                return None
             x = self.realize(self.identity(x))
             result = _view_layout(op, x.shape, x.strides, spans, params)
             if result is None:

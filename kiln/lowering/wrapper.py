@@ -281,7 +281,7 @@ class WrapperCode:
                     self.site_ops[name] = item.op
                     if item.params:
                         self.site_keywords.add(name)
-                into = getattr(low, "extern_into", {}).get(item.name)
+                into = getattr(low, "extern_into", {}).get(item.name) if item.op.out_impl is not None else None
                 if into is not None:   # written into the caller's array (lowering/inplace.py)
                     name = f"_out_{item.op.name}"
                     self.out_externs[name] = item.op

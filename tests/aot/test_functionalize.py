@@ -280,6 +280,30 @@ def test_the_same_array_twice_takes_a_short_path_after_its_first_call(monkeypatc
     assert out is y
     np.testing.assert_array_equal(y, [0.0, 2.0, 4.0])
 
+def test_a_variant_pinned_to_its_sizes_takes_a_short_path_for_them(monkeypatch):
+    # x.ravel()[::2] = 0 of a graph over dynamic sizes is put back through a reshape to
+    # x's shape as numbers: the variant is built (pinned) for the call's sizes. Every call
+    # of those sizes took the general path (layout_dependent_views at 30x40: 20 us
+    # against NumPy's 4.2); now the plain run, after checking the sizes.
+    def fn(x):
+        F.setitem(F.ravel(x), (slice(None, None, 2),), 0.0)
+        return (F.sum(x),)
+    graph = trace(fn, [TensorMeta((3, 4), np.float64)])
+    graph.placeholders[0].meta["dynamic_dims"] = (0, 1)
+    compiled = aot_eager(graph, [arange(12).reshape(3, 4)])
+    compiled(arange(12).reshape(3, 4))
+    assert compiled.pinned and compiled._plain is not None
+    monkeypatch.setattr(compiled, "_general", lambda args: pytest.fail("the general path"))
+    x = arange(12).reshape(3, 4)
+    (total,) = compiled(x)
+    assert total == 36.0
+    np.testing.assert_array_equal(x.ravel()[::2], 0.0)
+    y = arange(30).reshape(5, 6)   # other sizes: their own variant, NumPy's answer
+    (total,) = compiled(y)
+    assert len(compiled.variants) == 2 and total == sum(range(1, 30, 2))
+    np.testing.assert_array_equal(y.ravel()[1::2], np.arange(1, 30, 2.0))
+
+
 # -- mutations with Tensors ---------------------------------------------------------------------
 
 def test_mutating_an_intermediate_under_autograd():
