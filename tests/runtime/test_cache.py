@@ -401,3 +401,36 @@ def test_the_sources_hash_changes_when_a_source_changes(tmp_path, monkeypatch):
     os.utime(files[1], ns=(1, 1))                             # and an mtime never seen
     second = artifacts.stamped_hash(paths)
     assert second != first and second == artifacts._hash_sources(paths)
+
+
+def test_compiled_templates_are_kept_on_disk(tmp_path, monkeypatch):
+    # jinja's parse and compile of the C++ templates (~40 ms a process) is done once per
+    # cache: a new process loads the code; an edited template compiles again; a cache it
+    # cannot write compiles in the process as before
+    import jinja2
+
+    from kiln.lowering.cpp_text import CompiledTemplates, templates
+    assert isinstance(templates().bytecode_cache, CompiledTemplates)
+    (tmp_path / "t").mkdir()
+    source = tmp_path / "t" / "k.cpp"
+    source.write_text("{% for n in names %}double {{ n }};\n{% endfor %}")
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+
+    def render():   # as in a new process: a new environment
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp_path / "t")),
+                                 bytecode_cache=CompiledTemplates())
+        compiled = []
+        compile_ = env.compile
+        monkeypatch.setattr(env, "compile", lambda *a, **k: compiled.append(a[1]) or compile_(*a, **k))
+        return env.get_template("k.cpp").render(names=["a", "b"]), compiled
+
+    assert render() == ("double a;\ndouble b;\n", ["k.cpp"])
+    assert len(list((tmp_path / "cache" / "templates").iterdir())) == 1
+    assert render() == ("double a;\ndouble b;\n", [])           # loaded, not compiled
+    source.write_text("{% for n in names %}float {{ n }};\n{% endfor %}")
+    assert render() == ("float a;\nfloat b;\n", ["k.cpp"])       # edited: compiled again
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setattr(config, "cache_dir", str(blocker / "cache"))
+    assert render() == ("float a;\nfloat b;\n", ["k.cpp"])
+    assert render() == ("float a;\nfloat b;\n", ["k.cpp"])

@@ -77,9 +77,9 @@ def test_installed_modules_are_used(tmp_path):
     # Nothing was compiled but the two graphs' kernels and the support object they link
     # (code_versions, compilers and linkers: the hash of kiln's sources, g++'s --version
     # and its link command, kept for the next process; no linkers where kernels link
-    # through the driver).
+    # through the driver; templates: jinja's code of the C++ templates, cpp_text.py).
     assert sorted(set(os.listdir(tmp_path / "cache")) - {"linkers"}) == [
-        "code_versions", "compilers", "graphs", "kernels", "support", "wrappers"]
+        "code_versions", "compilers", "graphs", "kernels", "support", "templates", "wrappers"]
 
 
 def test_modules_that_do_not_import_are_built_into_the_cache(tmp_path):
