@@ -232,6 +232,19 @@ def _result(tx, node: Any) -> VariableTracker:
     return ScalarValueVariable(node, example)
 
 
+class LoopIndexVariable(ScalarValueVariable):
+    """A range loop's variable in the body of its graph loop node (kiln/capture/
+    graph_breaks.py): the int the graph computes at the trip's start, which a subscript
+    takes as a run-time index (``out[i] = f(a[i])``, ``a[i, 1:]``) as it takes an int
+    argument (kiln/capture/dims.py ``runtime_slices``): the body graph's input, which the
+    wrapper wraps when negative and checks against the dim (NumPy's IndexError). ``code``
+    and ``text`` name it where run-time scalars are told apart."""
+
+    def __init__(self, var: ScalarValueVariable) -> None:
+        super().__init__(var.node, var.example)
+        self.code = self.text = var.node.name
+
+
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a
     data-dependent branch, one that may raise gets harmless operands off the path)."""

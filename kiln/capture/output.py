@@ -138,6 +138,8 @@ class OutputGraph:
         return ArrayVariable(self.graph.constant(value), fresh=False)
 
     def scalar_node(self, sym: SymScalarVariable) -> Any:
+        if getattr(sym, "node", None) is not None:   # an int the graph computes (loops.LoopIndexVariable)
+            return sym.node
         return self._placeholder(sym.text, sym.code, sym.example)
 
     def leaf_value(self, source: Source) -> Any:
