@@ -230,8 +230,9 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
         scalars.setdefault(id(value), []).append(var)
         return value
     if index and isinstance(var, LoopIndexVariable) and type(var.example) is int:
-        scalars.setdefault(id(var.example), []).append(var)
-        return var.example
+        value = var.index_example()
+        scalars.setdefault(id(value), []).append(var)
+        return value
     if isinstance(var, ConstantVariable):
         if is_dtype_class(var.value):
             tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "

@@ -244,6 +244,14 @@ class LoopIndexVariable(ScalarValueVariable):
         super().__init__(var.node, var.example)
         self.code = self.text = var.node.name
 
+    def index_example(self) -> int:
+        """What the op's normalizer and shape rule see: an int object of its own, so that
+        no literal of the call is taken for it (run-time scalars are found by identity,
+        and CPython shares the ints -5..256: ``out[i, 1:]``). It must be inside the dim
+        (the shape rule checks it): -6, on a dim of 6 or more; on a shorter one the
+        subscript specializes and the loop unrolls, as before."""
+        return int("-6")
+
 
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a

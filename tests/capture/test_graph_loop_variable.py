@@ -77,3 +77,26 @@ def test_sandpile_count_and_its_history_are_one_node():
         got, want = f(grid.copy(), 2, 2, grains), sandpile(grid.copy(), 2, 2, grains)
         assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype and got[1] == want[1]
     assert build.stats["builds"] == builds
+
+
+def rows_by_index(a, out, n):
+    """The variable as a subscript (kiln/capture/loops.py ``LoopIndexVariable``): a row of
+    ``a`` read (a view), a row of ``out`` written, and np.apply_along_axis over a 2-d array
+    (a range loop of its rows, kiln/ops/polyfills.py). Each unrolled, ``func1d`` captured
+    per row, and past the long-loop limit the whole function ran as Python. ``n`` past
+    ``a``'s rows: NumPy's IndexError once the rows before it were written."""
+    spread = np.apply_along_axis(lambda v: v.max() - np.sort(v)[1], 1, a)
+    for i in range(n):
+        r = a[i]
+        out[i, 1:] = (r[1:] - r.mean()) / r.std()
+    return out, spread
+
+
+def test_the_variable_as_an_index_is_one_node():
+    a = np.random.default_rng(3).random((200, 4))
+    out = np.zeros((200, 4))
+    check_program(rows_by_index, [(a, out, 200), (a, out, 201)], "cpp")
+    report = kiln.explain(rows_by_index)(a, out.copy(), 200)
+    notes = "\n".join(report.loops)
+    assert notes.count("range loop carrying numbers") == 2 and report.graph_break_count == 0, notes
+    assert max(len(ops) for ops in report.ops_per_graph) < 20, report.ops_per_graph
