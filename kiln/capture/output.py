@@ -193,6 +193,8 @@ class OutputGraph:
             from .variables.builtins import OpaqueCallableVariable
             if isinstance(var, OpaqueCallableVariable) and var.source is not None:
                 return self.object_code(var.source)  # guarded by type: this call's object
+            if type(var.value) in (set, frozenset) and var.source is not None:
+                return self.object_code(var.source)   # passed in: this call's own object
             if type(var.value) is set:  # built in the frame: a fresh set per call
                 return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)

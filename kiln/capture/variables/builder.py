@@ -240,6 +240,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
+    if kind is set or kind is frozenset:
+        from .argument_sets import wrap_argument_set
+        var = wrap_argument_set(tx, value, source)
+        if var is not None:
+            return var
     if kind is list and source is not None and (source.is_argument() or _self_of_argument(source)):
         from .containers import ArgumentListVariable
         tx.guards.add_type(source, list)
