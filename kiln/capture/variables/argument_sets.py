@@ -13,11 +13,10 @@ import operator
 from typing import Any
 
 from .base import ConstantVariable, VariableTracker
+from .builder import _SET_WRITES
 
 MAX_ITEMS = 64
 _ITEM_TYPES = (int, str, bytes, bool, type(None))
-_WRITES = frozenset({"add", "update", "discard", "remove", "pop", "clear", "difference_update",
-                     "intersection_update", "symmetric_difference_update"})
 _IN_PLACE = frozenset((operator.ior, operator.iand, operator.isub, operator.ixor))
 
 
@@ -25,7 +24,7 @@ class ArgumentSetVariable(ConstantVariable):
     """The set at ``source``, its items guarded (see the module doc)."""
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        if name in _WRITES:
+        if name in _SET_WRITES:
             tx.unsupported("mutation", f"set.{name}() on a set passed in runs as Python")
         return super().getattr(tx, name)
 
