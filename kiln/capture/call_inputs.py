@@ -243,7 +243,10 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
     if isinstance(var, TupleVariable):
         return tuple(to_bind(tx, _item(v), scalars, index) for v in var.item_list)
     if isinstance(var, SliceVariable):
-        return slice(*(to_bind(tx, p, scalars, index) for p in var.parts))
+        # (a loop variable as a bound, ``x[:i]``, gives a length each trip changes: not an
+        # index the body takes, and the loop unrolls as before)
+        return slice(*(to_bind(tx, p, scalars, index and not isinstance(p, LoopIndexVariable))
+                       for p in var.parts))
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
 
 

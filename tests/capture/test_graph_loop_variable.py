@@ -100,3 +100,16 @@ def test_the_variable_as_an_index_is_one_node():
     notes = "\n".join(report.loops)
     assert notes.count("range loop carrying numbers") == 2 and report.graph_break_count == 0, notes
     assert max(len(ops) for ops in report.ops_per_graph) < 20, report.ops_per_graph
+
+
+def prefix_sums(a):
+    s = np.zeros(a.shape[1])
+    for i in range(1, a.shape[0]):
+        s = s + a[:i].sum(axis=0) * a[i]   # a bound each trip changes: unrolled, as before
+    return s
+
+
+def test_the_variable_as_a_slice_bound_still_unrolls():
+    # (an AttributeError out of the run-time slice's length, which has no source, once the
+    # variable became an index)
+    check_program(prefix_sums, [(np.arange(24.0).reshape(8, 3),)], "eager")
