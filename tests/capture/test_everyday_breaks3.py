@@ -222,3 +222,18 @@ def test_a_set_made_in_the_function_and_added_to_after_a_break_is_a_new_one_each
     compiled = kiln.compile(_marks, backend="eager")
     for x in (np.array([1, 2, 3]), np.array([3, 0, 0]), np.array([0, 0, 0])):
         assert compiled(x) == _marks(x)
+
+
+def _gaps(d):
+    return np.diff(d), d + np.timedelta64(1, "D")
+
+
+def test_dates_break_cleanly_with_a_hint_that_keeps_them_exact():
+    # datetime64/timedelta64 arrays are not modelled: a break, NumPy's values; the hint
+    # said .astype(np.float64), which loses days past 2**53 ns and NaT
+    d = np.array(["2020-01-01", "NaT", "2021-03-01"], dtype="datetime64[D]")
+    for got, want in zip(kiln.compile(_gaps, backend="eager")(d), _gaps(d)):
+        assert got.dtype == want.dtype and got.view(np.int64).tolist() == want.view(np.int64).tolist()
+    [reason] = kiln.explain(_gaps)(d).break_reasons
+    assert reason.reason == "array of dtype datetime64[D] is not supported"
+    assert "d.view(np.int64)" in reason.hint, reason.hint

@@ -212,6 +212,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                 tx.guards.add_type(source, kind)
                 tx.guards.add_equals(AttrSource(source, "dtype"), value.dtype)
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
+                           "pass its int64 view (d.view(np.int64): NaT is its minimum) and do "
+                           "the arithmetic on ints" if value.dtype.kind in "mM" else
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
             if array_kind is None:
