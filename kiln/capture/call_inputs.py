@@ -18,6 +18,7 @@ from ..ops.meta import is_dtype_class, on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
 from .dims import array_tracker
+from .loops import LoopIndexVariable
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -229,6 +230,10 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
             value = int(value)
         scalars.setdefault(id(value), []).append(var)
         return value
+    if index and isinstance(var, LoopIndexVariable) and type(var.example) is int:
+        value = var.index_example()
+        scalars.setdefault(id(value), []).append(var)
+        return value
     if isinstance(var, ConstantVariable):
         if is_dtype_class(var.value):
             tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
@@ -248,7 +253,10 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
     if isinstance(var, TupleVariable):
         return tuple(to_bind(tx, _item(v), scalars, index) for v in var.item_list)
     if isinstance(var, SliceVariable):
-        return slice(*(to_bind(tx, p, scalars, index) for p in var.parts))
+        # (a loop variable as a bound, ``x[:i]``, gives a length each trip changes: not an
+        # index the body takes, and the loop unrolls as before)
+        return slice(*(to_bind(tx, p, scalars, index and not isinstance(p, LoopIndexVariable))
+                       for p in var.parts))
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
 
 
@@ -280,7 +288,7 @@ def constants_of(var: VariableTracker, value: Any, out: list) -> None:
     """The constants written in an argument (``var``, bound as ``value``), not those
     standing for run-time scalars (``n`` in ``x[:n]``)."""
     from .variables.containers import ListVariable, SliceVariable, TupleVariable
-    if isinstance(var, SymScalarVariable):
+    if isinstance(var, (SymScalarVariable, LoopIndexVariable)):
         return
     if isinstance(var, (ListVariable, TupleVariable)) and isinstance(value, (list, tuple)) \
             and len(var.item_list) == len(value):

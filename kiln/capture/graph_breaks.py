@@ -47,7 +47,7 @@ from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
 from .loop_types import WidenFirst
-from .loops import MIN_TRIP, LoopFallback, apply_scalar
+from .loops import MIN_TRIP, LoopFallback, LoopIndexVariable, apply_scalar
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import SymScalarVariable
 from .variables.base import ConstantVariable
@@ -178,19 +178,30 @@ def try_break_loop(tx, inst, it) -> bool:
 def _attempt(tx, inst, bounds: tuple, sites: set, widen: tuple) -> bool:
     """One try at the node (again with ``widen``'s floats widened: loop_types.WidenFirst);
     False: the frame as it was."""
+    # (a loop in the body of another being traced: the enclosing loop's counter, put back
+    # when this one is done; its body reads that loop's variable as a value from before it)
+    enclosing = tx.locals.pop(COUNTER, None)
+    try:
+        return _attempt_here(tx, inst, bounds, sites, widen, enclosing is not None)
+    finally:
+        if enclosing is not None:
+            tx.locals[COUNTER] = enclosing
+
+
+def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: bool) -> bool:
     tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
     outer = tx.__dict__.get("while_tests")
     try:
-        _build(tx, inst, bounds, sites, snap, saved, state, widen)
+        _build(tx, inst, bounds, sites, snap, saved, state, widen, nested)
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.while_tests = outer
         state.roll_back()
         tx.locals.pop(COUNTER, None)
         if isinstance(e, WidenFirst) and not widen:
-            return _attempt(tx, inst, bounds, sites, e.names)
+            return _attempt_here(tx, inst, bounds, sites, e.names, nested)
         _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
         return False
     finally:
@@ -229,7 +240,8 @@ def _run_trip(tx, inst, chain: BreakChain, item: Any) -> bool:
         tx.step(instructions[ip])
 
 
-def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple) -> None:
+def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple,
+           nested: bool = False) -> None:
     from .resume import code_facts
     facts = code_facts(tx.code)
     i_name = loop_variable_name(tx, inst)
@@ -247,7 +259,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     try:
         # the loop variable: the counter's value at the trip's start where the body reads
         # it (one node for every trip count), else a value nothing may use
-        item = tx.locals[COUNTER] if reads_loop_variable(tx, inst) else LoopVariable()
+        item = LoopIndexVariable(tx.locals[COUNTER]) if reads_loop_variable(tx, inst) else LoopVariable()
         fall = _run_trip(tx, inst, chain, item)
     finally:
         tx.output.graph_loop_body = outer
@@ -270,10 +282,12 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
                            "its last statement; with the test at the end of the body the loop "
                            "is one node)") from e
     tx.while_tests = None
+    # (in another counted loop's body it stays a node: unrolled there, the outer body
+    # compiles every trip of it, 70 trips of a column pair's distance 16 s to build)
     # (a short body reading the variable unrolls too while its count stays one value: its
     # trips fuse, 80 steps of 1,000 elements 24 us unrolled, 260 as a node whose scalar ops
     # run in its Python wrapper; a call with another count makes it the node)
-    unrolls = None if sites else (
+    unrolls = None if sites or nested else (
         lambda calls: refuse_unrolled(tx, calls, bounds, any_ops=not isinstance(item, LoopVariable)))
     step = bounds[2].value
     nxt = apply_scalar(tx, "add", [tx.locals[COUNTER], ConstantVariable(step)])

@@ -234,6 +234,27 @@ def _result(tx, node: Any) -> VariableTracker:
     return ScalarValueVariable(node, example)
 
 
+class LoopIndexVariable(ScalarValueVariable):
+    """A range loop's variable in the body of its graph loop node (kiln/capture/
+    graph_breaks.py): the int the graph computes at the trip's start, which a subscript
+    takes as a run-time index (``out[i] = f(a[i])``, ``a[i, 1:]``) as it takes an int
+    argument (kiln/capture/dims.py ``runtime_slices``): the body graph's input, which the
+    wrapper wraps when negative and checks against the dim (NumPy's IndexError). ``code``
+    and ``text`` name it where run-time scalars are told apart."""
+
+    def __init__(self, var: ScalarValueVariable) -> None:
+        super().__init__(var.node, var.example)
+        self.code = self.text = var.node.name
+
+    def index_example(self) -> int:
+        """What the op's normalizer and shape rule see: an int object of its own, so that
+        no literal of the call is taken for it (run-time scalars are found by identity,
+        and CPython shares the ints -5..256: ``out[i, 1:]``). It must be inside the dim
+        (the shape rule checks it): -6, on a dim of 6 or more; on a shorter one the
+        subscript specializes and the loop unrolls, as before."""
+        return int("-6")
+
+
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a
     data-dependent branch, one that may raise gets harmless operands off the path)."""

@@ -138,6 +138,8 @@ class OutputGraph:
         return ArrayVariable(self.graph.constant(value), fresh=False)
 
     def scalar_node(self, sym: SymScalarVariable) -> Any:
+        if getattr(sym, "node", None) is not None:   # an int the graph computes (loops.LoopIndexVariable)
+            return sym.node
         return self._placeholder(sym.text, sym.code, sym.example)
 
     def leaf_value(self, source: Source) -> Any:
@@ -191,6 +193,8 @@ class OutputGraph:
             from .variables.builtins import OpaqueCallableVariable
             if isinstance(var, OpaqueCallableVariable) and var.source is not None:
                 return self.object_code(var.source)  # guarded by type: this call's object
+            if type(var.value) in (set, frozenset) and var.source is not None:
+                return self.object_code(var.source)   # passed in: this call's own object
             if type(var.value) is set:  # built in the frame: a fresh set per call
                 return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)

@@ -206,8 +206,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         if getattr(a, "vector", False):   # a slice in a loop body (kiln/capture/loop_vectors.py)
             return a.binary(self, op, b, reverse=False)
         if inplace and (not isinstance(a, (ArrayVariable, ListVariable, MaskedSelectionVariable))
-                        or isinstance(a, ArrayVariable) and a.scalar):
-            op = bc.INPLACE_TO_PLAIN[op]  # NumPy scalars are immutable: ``s += 1`` rebinds s
+                        or isinstance(a, ArrayVariable) and a.scalar) \
+                and not (isinstance(a, ConstantVariable) and type(a.value) is set):
+            # NumPy scalars are immutable: ``s += 1`` rebinds s; a set's ``s |= t`` changes
+            # it, as every name holding it sees (ConstantVariable.binary)
+            op = bc.INPLACE_TO_PLAIN[op]
         if getattr(b, "vector", False):
             return b.binary(self, op, a, reverse=True)
         a, b = type_free_operands(a, b)   # ``v / max(s, 1e-12)``

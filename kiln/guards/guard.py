@@ -198,10 +198,12 @@ class GuardSet:
         self._add(Guard(LENGTH, source, f"_kiln_len({c}) == {n}", f"len({d}) == {n}",
                         seen=f"_kiln_len({c})"))
 
-    def add_keys(self, source: Source, keys: tuple) -> None:
+    def add_keys(self, source: Source, keys: tuple, typed: bool = False) -> None:
+        """A dict's keys (a set's items: ``typed``, each of its type, ``{True}`` not
+        ``{1}``), in order."""
         c, d = source.code(self.ns), source.display()
         lit = literal(tuple(keys))
-        if lit is not None:
+        if lit is not None and not typed:
             self._add(Guard(KEYS, source, f"_kiln_tuple({c}) == {lit}", f"tuple({d}) == {lit}",
                             seen=f"_kiln_tuple({c})"))
             return

@@ -76,8 +76,9 @@ def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any
     """numpy.apply_along_axis: ``func1d`` called on each 1-d slice along ``axis``, in
     NumPy's order (the other axes' C order), each result written into a buffer of the
     first result's shape and dtype (later ones cast into it as NumPy's setitem casts),
-    whose axes are then moved into place. Capture unrolls the slices, so ``func1d`` is
-    captured per slice like a helper the user called in a loop."""
+    whose axes are then moved into place. Over a 2-d array the slices are a range loop,
+    which capture makes one loop node (``func1d`` captured once, one compile for every
+    row count); over more dims capture unrolls them, ``func1d`` captured per slice."""
     arr = np.asarray(arr) if isinstance(arr, (list, tuple, bool, int, float)) else arr
     nd = arr.ndim
     axis = operator.index(axis)   # (NumPy's normalize_axis_index: a float is a TypeError)
@@ -86,16 +87,22 @@ def apply_along_axis(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any
     axis = axis % nd
     in_dims = list(range(nd))
     inarr_view = np.transpose(arr, in_dims[:axis] + in_dims[axis + 1:] + [axis])
-    inds = [ind + (Ellipsis,) for ind in np.ndindex(inarr_view.shape[:-1])]
-    if not inds:
+    if nd == 2:
+        # one dim to iterate: a range loop whose body indexes with its variable, which
+        # capture makes one loop node, ``func1d`` captured once (kiln/capture/graph_breaks.py)
+        count, first, rest = inarr_view.shape[0], 0, range(1, inarr_view.shape[0])
+    else:
+        inds = [ind + (Ellipsis,) for ind in np.ndindex(inarr_view.shape[:-1])]
+        count, first, rest = len(inds), inds[0] if inds else None, inds[1:]
+    if not count:
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    res = np.asanyarray(func1d(inarr_view[inds[0]], *args, **kwargs))
+    res = np.asanyarray(func1d(inarr_view[first], *args, **kwargs))
     buff = np.zeros(inarr_view.shape[:-1] + res.shape, dtype=res.dtype)
     buff_dims = list(range(buff.ndim))
     buff_permute = buff_dims[0:axis] + buff_dims[buff.ndim - res.ndim:buff.ndim] + \
         buff_dims[axis:buff.ndim - res.ndim]
-    buff[inds[0]] = res
-    for ind in inds[1:]:
+    buff[first] = res
+    for ind in rest:
         buff[ind] = np.asanyarray(func1d(inarr_view[ind], *args, **kwargs))
     return np.transpose(buff, buff_permute)
 

@@ -137,6 +137,41 @@ def test_sets_of_known_ints_are_made_and_iterated_in_the_graph():
         assert all(r.graph_break is None for r in compiled.records)
 
 
+def _keep_labels(labels, keep, x):
+    out = np.zeros(labels.shape)
+    for k in keep:                       # a set passed in: its items, in its order
+        out += (labels == k) * x[k]
+    return out, 2 in keep, len(keep), keep
+
+
+def _grow(x, s):
+    t = s
+    s |= {7}                             # the set itself changes: t sees it
+    return x * len(t), t
+
+
+def test_a_set_passed_in_is_a_guarded_constant():
+    # 'iterating over set object keep is not supported': a break, each step as Python
+    labels, x = np.arange(20) % 18, np.arange(20.0)
+    compiled = kiln.compile(_keep_labels, backend="eager")
+    for keep in ({1, 2}, {2, 1}, {9, 1, 17}, {17, 9, 1}, {True}, {1}, frozenset({3, 1})):
+        same_as_numpy(compiled, _keep_labels, labels, set(keep) if type(keep) is set else keep, x)
+        if True not in keep:
+            given = set(keep)
+            assert compiled(labels, given, x)[-1] is given      # the caller's own set
+    # ({1, 2} and {2, 1} iterate alike: one entry; {True} is not {1} to an index)
+    assert len(compiled.cache_entries) == 5, compiled.cache_entries
+    report = kiln.explain(_keep_labels)(labels, {9, 1, 17}, x)
+    assert report.graph_break_count == 0 and any(g.startswith("tuple(keep) == (") for g in report.guards), report
+    # a set made in the function, changed in place under another name: it was rebound
+    # (s = s | {7}), so t kept {1}; a set passed in changed in place runs as Python
+    made = kiln.compile(lambda x: _grow(x, {1}), backend="eager")
+    same_as_numpy(made, lambda x: _grow(x, {1}), x)
+    same_as_numpy(kiln.compile(_grow, backend="eager"), _grow, x, {1})
+    report = kiln.explain(_grow)(x, {1})
+    assert [b.reason for b in report.break_reasons] == ["an in-place operator on a set passed in runs as Python"]
+
+
 def _along_axes(a, b, w):
     return (np.apply_along_axis(lambda v: np.convolve(v, w, mode="same"), 0, a),
             np.apply_along_axis(np.sum, -1, b),                              # scalars
@@ -290,3 +325,18 @@ def test_a_set_made_in_the_function_and_added_to_after_a_break_is_a_new_one_each
     compiled = kiln.compile(_marks, backend="eager")
     for x in (np.array([1, 2, 3]), np.array([3, 0, 0]), np.array([0, 0, 0])):
         assert compiled(x) == _marks(x)
+
+
+def _gaps(d):
+    return np.diff(d), d + np.timedelta64(1, "D")
+
+
+def test_dates_break_cleanly_with_a_hint_that_keeps_them_exact():
+    # datetime64/timedelta64 arrays are not modelled: a break, NumPy's values; the hint
+    # said .astype(np.float64), which loses days past 2**53 ns and NaT
+    d = np.array(["2020-01-01", "NaT", "2021-03-01"], dtype="datetime64[D]")
+    for got, want in zip(kiln.compile(_gaps, backend="eager")(d), _gaps(d)):
+        assert got.dtype == want.dtype and got.view(np.int64).tolist() == want.view(np.int64).tolist()
+    [reason] = kiln.explain(_gaps)(d).break_reasons
+    assert reason.reason == "array of dtype datetime64[D] is not supported"
+    assert "d.view(np.int64)" in reason.hint, reason.hint

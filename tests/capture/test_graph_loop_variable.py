@@ -134,3 +134,39 @@ def test_two_histories_with_the_variable_are_one_node():
     check_program(history, [(x, 5, 0.1), (x, 9, 0.1), (x, 1, 0.2), (x, 0, 0.1)], "cpp")
     notes = _counts_share_one_entry(history, lambda n: (x, n, 0.3))
     assert NODE in notes and "stacked: ts, stacked: xs" in notes
+
+
+def rows_by_index(a, out, n):
+    """The variable as a subscript (kiln/capture/loops.py ``LoopIndexVariable``): a row of
+    ``a`` read (a view), a row of ``out`` written, and np.apply_along_axis over a 2-d array
+    (a range loop of its rows, kiln/ops/polyfills.py). Each unrolled, ``func1d`` captured
+    per row, and past the long-loop limit the whole function ran as Python. ``n`` past
+    ``a``'s rows: NumPy's IndexError once the rows before it were written."""
+    spread = np.apply_along_axis(lambda v: v.max() - np.sort(v)[1], 1, a)
+    for i in range(n):
+        r = a[i]
+        out[i, 1:] = (r[1:] - r.mean()) / r.std()
+    return out, spread
+
+
+def test_the_variable_as_an_index_is_one_node():
+    a = np.random.default_rng(3).random((200, 4))
+    out = np.zeros((200, 4))
+    check_program(rows_by_index, [(a, out, 200), (a, out, 201)], "cpp")
+    report = kiln.explain(rows_by_index)(a, out.copy(), 200)
+    notes = "\n".join(report.loops)
+    assert notes.count("range loop carrying numbers") == 2 and report.graph_break_count == 0, notes
+    assert max(len(ops) for ops in report.ops_per_graph) < 20, report.ops_per_graph
+
+
+def prefix_sums(a):
+    s = np.zeros(a.shape[1])
+    for i in range(1, a.shape[0]):
+        s = s + a[:i].sum(axis=0) * a[i]   # a bound each trip changes: unrolled, as before
+    return s
+
+
+def test_the_variable_as_a_slice_bound_still_unrolls():
+    # (an AttributeError out of the run-time slice's length, which has no source, once the
+    # variable became an index)
+    check_program(prefix_sums, [(np.arange(24.0).reshape(8, 3),)], "eager")

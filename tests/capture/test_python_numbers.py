@@ -342,3 +342,16 @@ def test_arrays_of_int_or_bool_arguments_stay_specialized(monkeypatch):
     for i, j in ((1, 2), (3, 4), (True, 2.5)):
         _same(cf(x, i, j), f(x, i, j))
     assert len(cf._entries) == 3
+
+
+def _widths(x, n):
+    return x * n.bit_count() + n.bit_length(), (n - 1).bit_length(), x[:n.bit_length()]
+
+
+def test_bit_count_and_bit_length_of_an_int_argument_are_run_time_ints():
+    # guarded by value before (n == 13): a compile for every n
+    x = np.arange(12.0)
+    cf = kiln.compile(_widths)
+    for n in (13, 14, 2 ** 70, -7, 200):
+        _same(cf(x, n), _widths(x, n))
+    assert len(cf.cache_entries) == 1

@@ -399,11 +399,24 @@ class SymScalarVariable(VariableTracker):
             # ``np.finfo(s.dtype)`` in validation code: a NumPy scalar's type is guarded
             # (an argument's) or follows from its operands' types, so these need no value
             return ConstantVariable(getattr(self.example, name))
+        if type(self.example) is int and name in _INT_METHODS:
+            from .containers import ContainerMethodVariable   # (it calls call_method below)
+            return ContainerMethodVariable(self, name)
         return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if type(self.example) is int and name in _INT_METHODS and not args and not kwargs:
+            # ``n.bit_length()`` of a run-time int (a bit width, a power-of-two size): an
+            # int the entry computes, as ``n + 1``, not a guard on n's value (one entry
+            # per n before)
+            value = tx.fold(getattr(int, name), self.example)
+            return SymScalarVariable(f"{self.code}.{name}()", f"{self.text}.{name}()", value,
+                                     self.leaves, tx=tx)
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
 
+
+# A Python int's methods that take nothing, never raise and give an int
+_INT_METHODS = frozenset(("bit_count", "bit_length"))
 
 # Python-number operators that never raise (``/``, ``//``, ``%``, ``**``, shifts can)
 _NEVER_RAISE = frozenset((operator.add, operator.sub, operator.mul, operator.eq, operator.ne,

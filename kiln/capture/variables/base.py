@@ -127,7 +127,9 @@ class ConstantVariable(VariableTracker):
         if not other.is_constant():
             return NotImplemented
         a, b = (other.value, self.value) if reverse else (self.value, other.value)
-        return folded(tx, tx.fold(op, a, b))
+        value = tx.fold(op, a, b)
+        # (``s |= t`` of a set made in the frame: the same set, changed, under one tracker)
+        return self if value is self.value and type(value) is set else folded(tx, value)
 
     def unary(self, tx, op: Any) -> VariableTracker:
         return folded(tx, tx.fold(op, self.value))

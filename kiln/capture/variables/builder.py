@@ -213,6 +213,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                 tx.guards.add_type(source, kind)
                 tx.guards.add_equals(AttrSource(source, "dtype"), value.dtype)
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
+                           "pass its int64 view (d.view(np.int64): NaT is its minimum) and do "
+                           "the arithmetic on ints" if value.dtype.kind in "mM" else
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
             if array_kind is None:
@@ -241,6 +243,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
+    if kind is set or kind is frozenset:
+        from .argument_sets import wrap_argument_set
+        var = wrap_argument_set(tx, value, source)
+        if var is not None:
+            return var
     if kind is list and source is not None and (source.is_argument() or _self_of_argument(source)):
         from .containers import ArgumentListVariable
         tx.guards.add_type(source, list)
