@@ -232,3 +232,29 @@ def test_region_select_on_loop_indices():
     want = np.zeros_like(x)
     want[:, 1:3] = x[:, 1:3]
     np.testing.assert_array_equal(outs["buf0"], want)
+
+
+def test_float_sums_add_in_numpys_order():
+    # Rows of 264 are NumPy's pairwise leaves 128, 64, 72 (tree (0 + (1 + 2))); tl.reduce's
+    # tree gave other bits (the first row's sum: 50.05, NumPy 0.0). A column sum adds each
+    # column in order (NumPy's elementwise inner loop), and a sum of a row value held in
+    # the tile computes it again at the pairwise positions (triton_sums.py).
+    rng = np.random.default_rng(5)
+    x = np.stack([np.array([1e8, 1.0, -1e8, 1e-3] * 66, np.float32),
+                  (rng.standard_normal(264) * 10.0 ** rng.uniform(-4, 4, 264)).astype(np.float32),
+                  np.full(264, 0.1, np.float32)])
+    X = inp("x", x)
+    twice = node("buf0", call("multiply", np.float32, X, 2.0))
+    rows = reduction("buf1", X, (1,), "sum", (3,), np.float32, np.float64)
+    rows2 = reduction("buf2", BufferValue.whole(twice.buf), (1,), "sum", (3,), np.float32, np.float32)
+    k = kernel("kiln_fused_sum_0", Frame(x.shape, (1,)),
+               [("loop", [(rows, "reduce")]), ("loop", [(twice, "row"), (rows2, "reduce")])])
+    rk, source, outs = run(k, {"buf0": "row"}, {"x": x})
+    np.testing.assert_array_equal(outs["buf1"], x.sum(1))
+    assert outs["buf1"][0] == 0.0 and "leaves [(0, 128), (128, 64), (192, 72)]" in source
+    np.testing.assert_array_equal(outs["buf2"], (x * 2).sum(1))
+    y = np.ascontiguousarray(x[:, :40].T)           # (40, 3): columns in order
+    cols = reduction("buf0", inp("y", y), (0,), "sum", (3,), np.float32, np.float32)
+    _, source, outs = run(kernel("kiln_fused_sum_1", Frame(y.shape, (0,)), [("loop", [(cols, "reduce")])]), {}, {"y": y})
+    assert "sequential order of 40 terms" in source
+    np.testing.assert_array_equal(outs["buf0"], y.sum(0))
