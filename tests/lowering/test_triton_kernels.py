@@ -12,7 +12,7 @@ pytest.importorskip("triton")
 
 from kiln.lowering.loop_ir import BufferValue
 from kiln.lowering.scheduler import Frame
-from kiln.lowering.triton import fit_locals, render_kernel, render_module
+from kiln.lowering.triton import RenderedTritonKernel, fit_locals, render_kernel, render_module
 from kiln.runtime import triton_build as tb
 
 from .triton_kit import call, inp, kernel, node, reduction, run
@@ -258,3 +258,18 @@ def test_float_sums_add_in_numpys_order():
     _, source, outs = run(kernel("kiln_fused_sum_1", Frame(y.shape, (0,)), [("loop", [(cols, "reduce")])]), {}, {"y": y})
     assert "sequential order of 40 terms" in source
     np.testing.assert_array_equal(outs["buf0"], y.sum(0))
+
+
+def test_block_sizes_and_warps_follow_inductor_like_heuristics():
+    # chosen at launch from the sizes (RenderedTritonKernel.config), no autotuning
+    def config(xnumel, rnumel=1, reduction=False, persistent=True, interpret=False):
+        return RenderedTritonKernel(
+            "k", "", {}, xnumel=xnumel, rnumel=rnumel, reduction=reduction,
+            persistent=persistent).config(interpret)
+    assert config(1 << 20) == ((1024, 1, 1), {"XBLOCK": 1024}, 4)       # pointwise
+    assert config(100) == ((1, 1, 1), {"XBLOCK": 128}, 1)               # never past pow2(n)
+    assert config(50000) == ((98, 1, 1), {"XBLOCK": 512}, 2)         # pow2(50000 // 128)
+    assert config(8, 100, True) == ((1, 1, 1), {"XBLOCK": 8, "RBLOCK": 128}, 4)   # persistent
+    assert config(1000, 1000, True) == ((250, 1, 1), {"XBLOCK": 4, "RBLOCK": 1024}, 8)
+    assert config(10, 5000, True, False) == ((10, 1, 1), {"XBLOCK": 1, "RBLOCK": 2048}, 8)  # looped
+    assert config(10, 5000, True, False, interpret=True)[1] == {"XBLOCK": 1, "RBLOCK": 256}

@@ -197,3 +197,8 @@ def test_device_follows_data():
     g = trace(lambda x: (F.sin(x),), [TensorMeta(x.shape, x.dtype)], ["x"])
     assert BACKENDS["cpp"](g, [DeviceDouble(x)]).fw_compiler is triton_backend
     assert BACKENDS["cpp"](g, [x]).fw_compiler is cpp_backend
+    # mixing the two raises as CuPy does; kiln never copies between host and device
+    with pytest.raises(TypeError, match="Unsupported type"):
+        devices.where([x, DeviceDouble(x)])
+    with pytest.raises(ValueError, match="on GPUs \\[0, 1\\]"):
+        devices.where([DeviceDouble(x), DeviceDouble(x, device=1)])
