@@ -189,7 +189,9 @@ def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
 def test_the_other_kernel_kinds_compile_for_sm90():
     # (softmax persistent and looped, a looped argmax, > 2**31 elements: above)
     _compile(_pointwise_nd()[0], {})
-    _compile(_layernorm(np.zeros((4, 33), np.float32)), {"buf0": "scalar", "buf1": "scalar"})
+    _, c = _compile(_layernorm(np.zeros((4, 33), np.float32)), {"buf0": "scalar", "buf1": "scalar"})
+    # (d * d added into the sum: no FMA contraction, each rounds, as NumPy's)
+    assert "fma" not in c.asm["ptx"] and "mul.rn.f64" in c.asm["ptx"] and "add.rn.f64" in c.asm["ptx"]
     for combine in ("prod", "min", "argmin", "any", "all"):
         for cols in (7, 1100):
             rk, c = _compile(_reduction(combine, cols)[0], {})
@@ -200,6 +202,12 @@ def test_the_other_kernel_kinds_compile_for_sm90():
                 assert set(re.findall(r'"tt.reduce".*\n\s*\^bb0\(%\w+: (\w+)', c.asm["ttir"])) == {"i1"}
     rk, c = _compile(_reduction("argmax", 7)[0], {})
     assert rk.persistent and c.asm["cubin"]
+    # float32 / and sqrt round correctly (div_rn, sqrt_rn: Triton's own are approximate)
+    v = call("true_divide", np.float32, call("sqrt", np.float32, inp("a", np.ones(64, np.float32))),
+             inp("b", np.ones(64, np.float32)))
+    _, c = _compile(kernel("kiln_fused_sqrt_divide_0", Frame((64,)), [("loop", [(node("buf0", v), "row")])]), {})
+    ptx = c.asm["ptx"]
+    assert "sqrt.rn.f32" in ptx and "div.rn.f32" in ptx and "approx" not in ptx
 
 
 def test_golden_softmax_kernel():
