@@ -38,20 +38,10 @@ def test_a_join_run_as_numpy_is_laid_out_as_numpys_pad():
     check_program(_pad_rows_and_columns, [(x,)], "triton")
 
 
-def _kahan_and_sum(x):
-    s = np.float32(0.0)
-    c = np.float32(0.0)
-    for v in x:
-        y = v - c
-        t = s + y
-        c = (t - s) - y
-        s = t
-    return s, x.sum(), x.reshape(8, -1).mean(axis=1), x.reshape(8, -1).sum(axis=0)
-
-
 def test_float_sums_are_numpys_to_the_last_bit():
     # tl.reduce added x.sum() as a tree: 50.05 where NumPy's pairwise order gives 0.0
-    # (kahan_summation_float32 of tests/test_programs_real5.py; the loop's compensation was
-    # right all along). Row sums pairwise, column sums in order, as NumPy (triton_sums.py).
-    x = np.array([1e8, 1.0, -1e8, 1e-3] * 66, np.float32)
-    check_program(_kahan_and_sum, [(x,)], "triton")
+    # (kahan_summation_float32; the loop's compensation was right all along). Row sums
+    # pairwise, column sums in order, as NumPy (triton_sums.py, test_triton_kernels.py).
+    from test_programs_real5 import PROGRAMS as REAL5
+    fn, calls = REAL5["kahan_summation_float32"]
+    check_program(fn, calls, "triton")
