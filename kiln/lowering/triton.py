@@ -333,6 +333,16 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
             em.cse, em.forwarded = saved[0], saved[1]
             scope.update(saved[2])
 
+    def ordered_sum(node: Any, role: str, order: str) -> None:
+        """A float sum added in NumPy's ``order`` (triton_sums.py), in its result's dtype."""
+        out = np.dtype(node.buf.dtype)
+        body.flush()
+        red = render_sum(body, em, f"_pw{len(body.out)}", order, rnumel, out,
+                         ".to(tl.int64)" if plan.int64 else "",
+                         functools.partial(term_at, node, out), _COMBINE["sum"], tltype(out))
+        finish_reduction(node, role, red, out)
+        ordered.add(node.buf.name)
+
     def finish_reduction(node: Any, role: str, red: str, acc: np.dtype) -> None:
         out = em.cast(red, np.int64 if node.combine in ("argmax", "argmin") else acc, node.buf.dtype)
         if local.get(node.buf.name) == "scalar":
@@ -360,13 +370,7 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
                     continue
                 order = numpy_order(kernel, node, inner, outer, rnumel)
                 if order is not None:
-                    out = np.dtype(node.buf.dtype)
-                    body.flush()
-                    red = render_sum(body, em, f"_pw{len(body.out)}", order, rnumel, out,
-                                     ".to(tl.int64)" if plan.int64 else "",
-                                     functools.partial(term_at, node, out), _COMBINE["sum"], tltype(out))
-                    finish_reduction(node, role, red, out)
-                    ordered.add(node.buf.name)
+                    ordered_sum(node, role, order)
                     continue
                 acc = np.dtype(node.acc_dtype or node.buf.dtype)
                 v = reduce_value(node)
@@ -381,7 +385,17 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
                     red = em.assign(f"tl.reduce({tile}, 1, {_COMBINE[node.combine]})[:, None]")
                 finish_reduction(node, role, red, acc)
             continue
-        # looped: accumulators before the loop, the row's chunks in it, the final reduce after
+        # looped: accumulators before the loop, the row's chunks in it, the final reduce
+        # after; float sums in NumPy's pairwise order after it, each its own loops
+        pairwise = {node.buf.name for node, _ in reds
+                    if numpy_order(kernel, node, inner, outer, rnumel) == "pairwise"}
+        later = [(n, r) for n, r in reds if n.buf.name in pairwise]
+        members = [(n, r) for n, r in members if n.buf.name not in pairwise]
+        reds = [(n, r) for n, r in reds if n.buf.name not in pairwise]
+        if not members:
+            for node, role in later:
+                ordered_sum(node, role, "pairwise")
+            continue
         accs = {}
         for node, _ in reds:
             acc = np.dtype(node.acc_dtype or node.buf.dtype)
@@ -427,6 +441,8 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
             else:
                 red = em.assign(f"tl.reduce({name}, 1, {_COMBINE[node.combine]})[:, None]")
             finish_reduction(node, role, red, acc)
+        for node, role in later:
+            ordered_sum(node, role, "pairwise")
     body.flush()
 
     int64 = plan.int64

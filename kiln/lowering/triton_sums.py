@@ -62,7 +62,7 @@ def numpy_order(kernel: Any, node: Any, inner: list, outer: list, rnumel: Any) -
     out, src = np.dtype(node.buf.dtype), np.dtype(node.src.dtype)
     if node.combine != "sum" or out.name not in ("float32", "float64") or src.kind not in "biuf" \
             or src.kind == "f" and src != out or getattr(node, "select", None) is not None \
-            or not isinstance(rnumel, int) or not inner:
+            or not isinstance(rnumel, int) or not inner or not feasible(rnumel):
         return None
     acc = np.dtype(node.acc_dtype or out)
     if acc not in (out, np.dtype(np.float64)):
@@ -119,6 +119,44 @@ def _pow2(n: int) -> int:
     return 1 << max(0, int(n) - 1).bit_length()
 
 
+# Rows of more leaves than this lay their leaves out in the kernel (descending the split
+# rule per leaf slot), and up to 2**MAX_DEPTH leaf slots (rows of about 100K terms): a
+# looped kernel's tile of 8 lanes per slot
+TABLED_LEAVES = 16
+MAX_DEPTH = 10
+
+
+def depth(tree: Any) -> int:
+    return 0 if isinstance(tree, int) else 1 + max(depth(tree[0]), depth(tree[1]))
+
+
+def feasible(n: int) -> bool:
+    """Whether a row of ``n`` terms fits render_sum's tiles (else the tree order)."""
+    return n <= LEAF or depth(pairwise_leaves(n)[1]) <= MAX_DEPTH
+
+
+def _spread(var: str, slots: int, width: int) -> str:
+    """A per-slot ``[1, slots]`` tensor repeated for each of a slot's ``width`` lanes."""
+    return f"tl.reshape(tl.broadcast_to(tl.reshape({var}, [1, {slots}, 1]), [1, {slots}, {width}]), [1, {slots * width}])"
+
+
+def _descend(body: Any, tag: str, n: int, levels: int, widen: str) -> None:
+    """Leaf slot ``s`` of ``2**levels`` follows the bits of ``s`` down NumPy's split rule:
+    ``{tag}_lo``/``{tag}_n`` its leaf, ``{tag}_real`` 0 where an earlier leaf already
+    stands for it (a 1 bit below a node that no longer splits)."""
+    body.line(f"{tag}_slot = tl.arange(0, {1 << levels})[None, :]{widen}")
+    body.line(f"{tag}_lo = {tag}_slot * 0")
+    body.line(f"{tag}_n = {tag}_slot * 0 + {n}")
+    body.line(f"{tag}_real = {tag}_slot * 0 + 1")
+    for d in range(levels):
+        body.line(f"{tag}_bit = (({tag}_slot >> {levels - 1 - d}) & 1) == 1")
+        body.line(f"{tag}_half = {tag}_n // 2 - ({tag}_n // 2) % 8")
+        body.line(f"{tag}_cut = {tag}_n > {LEAF}")
+        body.line(f"{tag}_real = tl.where({tag}_bit & ({tag}_n <= {LEAF}), 0, {tag}_real)")
+        body.line(f"{tag}_lo = tl.where({tag}_cut & {tag}_bit, {tag}_lo + {tag}_half, {tag}_lo)")
+        body.line(f"{tag}_n = tl.where({tag}_cut, tl.where({tag}_bit, {tag}_n - {tag}_half, {tag}_half), {tag}_n)")
+
+
 def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, widen: str,
                term_at: Any, combine: str, tltype: str) -> str:
     """Emit NumPy's ``order`` of a float sum over a row of ``n`` into ``body``; returns the
@@ -132,18 +170,31 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
         width = LANES
         len8 = [m - m % 8 if m >= 8 else 0 for _, m in leaves]
         tails = [m - k for (_, m), k in zip(leaves, len8)]
-    count = _pow2(len(leaves))
+    tabled = len(leaves) <= TABLED_LEAVES
+    levels = depth(tree)
+    count = _pow2(len(leaves)) if tabled else 1 << levels
     lanes = count * width if max(len8) > 0 else count
     starts = [s for s, _ in leaves]
     acc = f"{tag}_acc"
-    body.line(f"# NumPy's {order} order of {n} terms: leaves {leaves}"
-              + (f", {width} partial sums each" if width > 1 else ""))
+    if tabled:
+        body.line(f"# NumPy's {order} order of {n} terms: leaves {leaves}"
+                  + (f", {width} partial sums each" if width > 1 else ""))
+    else:
+        body.line(f"# NumPy's pairwise order of {n} terms: {len(leaves)} leaves of {min(m for _, m in leaves)}.."
+                  f"{max(m for _, m in leaves)}, 8 partial sums each, {levels} levels of halving")
+        _descend(body, tag, n, levels, widen)
+        body.line(f"{tag}_len8 = tl.where({tag}_real == 1, {tag}_n - {tag}_n % 8, 0)")
+        body.line(f"{tag}_tail = tl.where({tag}_real == 1, {tag}_n % 8, 0)")
     body.line(f"{acc} = tl.full([XBLOCK, {lanes}], -0.0, {tltype})")
     if max(len8) > 0:
         body.line(f"{tag}_lane = tl.arange(0, {lanes})[None, :]{widen}")
-        body.line(f"{tag}_leaf = {tag}_lane // {width}")
-        body.line(f"{tag}_start = {_table(f'{tag}_leaf', starts)}")
-        body.line(f"{tag}_len = {_table(f'{tag}_leaf', len8)}")
+        if tabled:
+            body.line(f"{tag}_leaf = {tag}_lane // {width}")
+            body.line(f"{tag}_start = {_table(f'{tag}_leaf', starts)}")
+            body.line(f"{tag}_len = {_table(f'{tag}_leaf', len8)}")
+        else:
+            body.line(f"{tag}_start = {_spread(f'{tag}_lo', count, width)}")
+            body.line(f"{tag}_len = {_spread(f'{tag}_len8', count, width)}")
         body.line(f"for {tag}_k in range(0, {max(len8) // width}):")
         body.depth += 1
         step = f"{tag}_k * {width} + {tag}_lane % {width}" if width > 1 else f"{tag}_k + 0 * {tag}_lane"
@@ -159,9 +210,13 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
         sums = f"{tag}_s{lanes}"
         body.line(f"{sums} = {a} + {b}")
     if max(tails) > 0:       # the last n % 8 terms of each leaf, in order
-        body.line(f"{tag}_tleaf = tl.arange(0, {count})[None, :]{widen}")
-        body.line(f"{tag}_tstart = {_table(f'{tag}_tleaf', [s + k for s, k in zip(starts, len8)])}")
-        body.line(f"{tag}_tlen = {_table(f'{tag}_tleaf', tails)}")
+        if tabled:
+            body.line(f"{tag}_tleaf = tl.arange(0, {count})[None, :]{widen}")
+            body.line(f"{tag}_tstart = {_table(f'{tag}_tleaf', [s + k for s, k in zip(starts, len8)])}")
+            body.line(f"{tag}_tlen = {_table(f'{tag}_tleaf', tails)}")
+        else:
+            body.line(f"{tag}_tstart = {tag}_lo + {tag}_len8")
+            body.line(f"{tag}_tlen = {tag}_tail")
         if sums == acc:
             body.line(f"{tag}_s{count} = {acc}")
             sums = f"{tag}_s{count}"
@@ -172,7 +227,7 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
         body.depth -= 1
     if len(leaves) == 1:
         total = f"tl.reduce({sums}, 1, {combine})[:, None]"
-    else:
+    elif tabled:
         names = []
         body.line(f"{tag}_which = tl.arange(0, {count})[None, :]")
         for i in range(len(leaves)):   # (the one leaf's sum plus -0.0s: exact in any order)
@@ -180,5 +235,14 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
             body.line(f"{names[-1]} = tl.reduce(tl.where({tag}_which == {i}, {sums}, -0.0), 1, "
                       f"{combine})[:, None]")
         total = tree_text(tree, names)
+    else:
+        # the tree bottom up, a pair of slots at a time: a slot another leaf stands for
+        # holds -0.0, so where a node is a leaf its left slot's sum passes up unchanged
+        while count > 1:
+            count //= 2
+            body.line(f"{tag}_va{count}, {tag}_vb{count} = tl.split(tl.reshape({sums}, [XBLOCK, {count}, 2]))")
+            sums = f"{tag}_v{count}"
+            body.line(f"{sums} = {tag}_va{count} + {tag}_vb{count}")
+        total = sums
     # (np.add.reduce starts from its identity, 0.0: a sum of -0.0s is 0.0)
     return em.assign(f"tl.full([], 0.0, {tltype}) + {total}")

@@ -173,6 +173,7 @@ def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
     k, local = _softmax(np.zeros((3, 5000), np.float32), "kiln_fused_softmax_looped_0")
     rk, c = _compile(k, fit_locals([k], local))
     assert not rk.persistent and "scf.for" in c.asm["ttir"]
+    assert "8 partial sums each, 6 levels of halving" in rk.source   # (its sum: NumPy's order)
     # argmax over long rows, and a pointwise kernel over more than 2**31 int8 elements
     r = reduction("buf0", inp("x", np.zeros((2, 4000))), (1,), "argmax", (2,), np.int64, np.float64)
     _compile(kernel("kiln_fused_argmax_0", Frame((2, 4000), (1,)), [("loop", [(r, "reduce")])]), {})
@@ -266,6 +267,14 @@ def test_float_sums_add_in_numpys_order():
     _, source, outs = run(kernel("kiln_fused_sum_1", Frame(y.shape, (0,)), [("loop", [(cols, "reduce")])]), {}, {"y": y})
     assert "sequential order of 40 terms" in source
     np.testing.assert_array_equal(outs["buf0"], y.sum(0))
+    # a looped row (1929 > 1024 terms, 17 leaves, one level deeper than the other 15):
+    # 32 leaf slots laid out in the kernel (the split rule descended per slot), merged
+    # bottom up, a slot whose node is a leaf already passing its left neighbour up
+    z = np.tile(x, (1, 8))[:, :1929]
+    rows = reduction("buf0", inp("z", z), (1,), "sum", (3,), np.float32, np.float64)
+    rk, source, outs = run(kernel("kiln_fused_sum_2", Frame(z.shape, (1,)), [("loop", [(rows, "reduce")])]), {}, {"z": z})
+    np.testing.assert_array_equal(outs["buf0"], z.sum(1))
+    assert not rk.persistent and "17 leaves of 64..120, 8 partial sums each, 5 levels" in source
 
 
 def test_block_sizes_and_warps_follow_inductor_like_heuristics():
