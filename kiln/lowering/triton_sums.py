@@ -157,6 +157,29 @@ def _descend(body: Any, tag: str, n: int, levels: int, widen: str) -> None:
         body.line(f"{tag}_n = tl.where({tag}_cut, tl.where({tag}_bit, {tag}_n - {tag}_half, {tag}_half), {tag}_n)")
 
 
+def _per_leaf(body: Any, leaf: Any, values: dict) -> None:
+    """Per-leaf values: ``name: (constants, expression)``, the constants looked up by the
+    leaf number ``leaf`` (its name and definition) where it is given (a tabled row), else
+    the expression (of the slots' descent)."""
+    if leaf:
+        body.line(f"{leaf[0]} = {leaf[1]}")
+    for name, (table, expr) in values.items():
+        body.line(f"{name} = {_table(leaf[0], table) if leaf else expr}")
+
+
+def _add_in_order(body: Any, term_at: Any, tag: str, var: str, trips: int, acc: str,
+                  lines: list[str], at: str, mask: str) -> None:
+    """``for var in range(trips): acc += term(at)`` where ``mask`` holds (term_at: the
+    term at positions ``at``, its own names under ``tag``)."""
+    body.line(f"for {var} in range(0, {trips}):")
+    body.depth += 1
+    for line in lines:
+        body.line(line)
+    v = term_at(tag, at, mask)
+    body.line(f"{acc} = tl.where(xmask & {tag}_m, {acc} + {v}, {acc})")
+    body.depth -= 1
+
+
 def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, widen: str,
                term_at: Any, combine: str, tltype: str) -> str:
     """Emit NumPy's ``order`` of a float sum over a row of ``n`` into ``body``; returns the
@@ -188,20 +211,12 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
     body.line(f"{acc} = tl.full([XBLOCK, {lanes}], -0.0, {tltype})")
     if max(len8) > 0:
         body.line(f"{tag}_lane = tl.arange(0, {lanes})[None, :]{widen}")
-        if tabled:
-            body.line(f"{tag}_leaf = {tag}_lane // {width}")
-            body.line(f"{tag}_start = {_table(f'{tag}_leaf', starts)}")
-            body.line(f"{tag}_len = {_table(f'{tag}_leaf', len8)}")
-        else:
-            body.line(f"{tag}_start = {_spread(f'{tag}_lo', count, width)}")
-            body.line(f"{tag}_len = {_spread(f'{tag}_len8', count, width)}")
-        body.line(f"for {tag}_k in range(0, {max(len8) // width}):")
-        body.depth += 1
+        _per_leaf(body, tabled and (f"{tag}_leaf", f"{tag}_lane // {width}"),
+                  {f"{tag}_start": (starts, _spread(f"{tag}_lo", count, width)),
+                   f"{tag}_len": (len8, _spread(f"{tag}_len8", count, width))})
         step = f"{tag}_k * {width} + {tag}_lane % {width}" if width > 1 else f"{tag}_k + 0 * {tag}_lane"
-        body.line(f"{tag}_at = {step}")
-        v = term_at(tag, f"{tag}_start + {tag}_at", f"{tag}_at < {tag}_len")
-        body.line(f"{acc} = tl.where(xmask & {tag}_m, {acc} + {v}, {acc})")
-        body.depth -= 1
+        _add_in_order(body, term_at, tag, f"{tag}_k", max(len8) // width, acc,
+                      [f"{tag}_at = {step}"], f"{tag}_start + {tag}_at", f"{tag}_at < {tag}_len")
     sums = acc
     while lanes > count:     # each leaf's partial sums: ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))
         lanes //= 2
@@ -210,21 +225,14 @@ def render_sum(body: Any, em: Any, tag: str, order: str, n: int, out: np.dtype, 
         sums = f"{tag}_s{lanes}"
         body.line(f"{sums} = {a} + {b}")
     if max(tails) > 0:       # the last n % 8 terms of each leaf, in order
-        if tabled:
-            body.line(f"{tag}_tleaf = tl.arange(0, {count})[None, :]{widen}")
-            body.line(f"{tag}_tstart = {_table(f'{tag}_tleaf', [s + k for s, k in zip(starts, len8)])}")
-            body.line(f"{tag}_tlen = {_table(f'{tag}_tleaf', tails)}")
-        else:
-            body.line(f"{tag}_tstart = {tag}_lo + {tag}_len8")
-            body.line(f"{tag}_tlen = {tag}_tail")
+        _per_leaf(body, tabled and (f"{tag}_tleaf", f"tl.arange(0, {count})[None, :]{widen}"),
+                  {f"{tag}_tstart": ([s + k for s, k in zip(starts, len8)], f"{tag}_lo + {tag}_len8"),
+                   f"{tag}_tlen": (tails, f"{tag}_tail")})
         if sums == acc:
             body.line(f"{tag}_s{count} = {acc}")
             sums = f"{tag}_s{count}"
-        body.line(f"for {tag}_t in range(0, {max(tails)}):")
-        body.depth += 1
-        v = term_at(f"{tag}t", f"{tag}_tstart + {tag}_t", f"{tag}_t < {tag}_tlen")
-        body.line(f"{sums} = tl.where(xmask & {tag}t_m, {sums} + {v}, {sums})")
-        body.depth -= 1
+        _add_in_order(body, term_at, f"{tag}t", f"{tag}_t", max(tails), sums, [],
+                      f"{tag}_tstart + {tag}_t", f"{tag}_t < {tag}_tlen")
     if len(leaves) == 1:
         total = f"tl.reduce({sums}, 1, {combine})[:, None]"
     elif tabled:
