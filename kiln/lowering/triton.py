@@ -48,8 +48,13 @@ PERSISTENT_RNUMEL = 1024
 LOOPED_RBLOCK = 2048
 # The most elements of a persistent reduction's tile under Triton's interpreter (config):
 # argmax_nan's (3, 4) rows with a dynamic row count took 16384 x 4 tiles, ~24 s of CPU
-# for three calls.
-INTERPRETED_TILE = 64
+# for three calls; its tl.reduce costs a Python call per element, masked ones too, and
+# every program ~1 ms of fixed cost (float sums in NumPy's order: ~25 vector ops a row
+# tile), so tiles of 64 made softmax over 1100 rows 275 programs.
+INTERPRETED_TILE = 512
+# Rows a program of a kernel whose reductions are all float sums in NumPy's order takes
+# under the interpreter (its tl.reduce calls see at most 16 values a row)
+INTERPRETED_ORDERED_ROWS = 64
 INT32_LIMIT = 2 ** 31
 
 _COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "kiln_min",
@@ -140,10 +145,8 @@ class RenderedTritonKernel:
             rblock = _pow2(r)
             limit = INTERPRETED_TILE if interpret else 4096
             xblock = max(1, min(_pow2(x), limit // rblock))
-            if interpret and self.ordered:
-                # (no tl.reduce of a whole tile: rows of an ordered sum reduce 16 leaves
-                # at most; the interpreter's cost is its programs' count, ~70 ms each)
-                xblock = min(_pow2(x), INTERPRETED_TILE)
+            if interpret and self.ordered:   # (no tl.reduce of a whole row)
+                xblock = min(_pow2(x), INTERPRETED_ORDERED_ROWS)
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
         # (The interpreter reduces a tile with a custom combine one element at a time in
