@@ -38,6 +38,7 @@ from .plan import describe, kernel_accesses
 from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
 from .sizes import Size, printed_symbols, product, render as render_size
+from .triton_sums import numpy_order, render_sum
 from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
@@ -47,8 +48,13 @@ PERSISTENT_RNUMEL = 1024
 LOOPED_RBLOCK = 2048
 # The most elements of a persistent reduction's tile under Triton's interpreter (config):
 # argmax_nan's (3, 4) rows with a dynamic row count took 16384 x 4 tiles, ~24 s of CPU
-# for three calls.
-INTERPRETED_TILE = 64
+# for three calls; its tl.reduce costs a Python call per element, masked ones too, and
+# every program ~1 ms of fixed cost (float sums in NumPy's order: ~25 vector ops a row
+# tile), so tiles of 64 made softmax over 1100 rows 275 programs.
+INTERPRETED_TILE = 512
+# Rows a program of a kernel whose reductions are all float sums in NumPy's order takes
+# under the interpreter (its tl.reduce calls see at most 16 values a row)
+INTERPRETED_ORDERED_ROWS = 64
 INT32_LIMIT = 2 ** 31
 
 _COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "kiln_min",
@@ -104,6 +110,7 @@ class RenderedTritonKernel:
     int64: bool = False
     inplace: dict = field(default_factory=dict)      # never used: Triton kernels write fresh buffers
     size_args: tuple = ()                            # int64 parameters after the scalars
+    ordered: bool = False      # every reduction a float sum in NumPy's order (triton_sums.py)
 
     def grid(self, constexprs: dict, sizes: dict) -> tuple:
         """The launch grid at run-time ``sizes`` (symbol -> value) of a kernel over size
@@ -138,6 +145,8 @@ class RenderedTritonKernel:
             rblock = _pow2(r)
             limit = INTERPRETED_TILE if interpret else 4096
             xblock = max(1, min(_pow2(x), limit // rblock))
+            if interpret and self.ordered:   # (no tl.reduce of a whole row)
+                xblock = min(_pow2(x), INTERPRETED_ORDERED_ROWS)
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
         # (The interpreter reduces a tile with a custom combine one element at a time in
@@ -179,8 +188,9 @@ def _operand(n: Any) -> str:
     return text if isinstance(n, int) or text.isidentifier() or text.startswith("(") else f"({text})"
 
 
-def _render_affine(index: Affine) -> str:
-    parts = [v if isinstance(c, int) and c == 1 else f"{render_size(c)}*{v}"
+def _render_affine(index: Affine, rename: dict | None = None) -> str:
+    rename = rename or {}
+    parts = [rename.get(v, v) if isinstance(c, int) and c == 1 else f"{render_size(c)}*{rename.get(v, v)}"
              for v, c in sorted(index.terms.items())]
     if not (isinstance(index.const, int) and index.const == 0) or not parts:
         parts.append(render_size(index.const))
@@ -267,18 +277,24 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
     rvars = {v for v, _ in inner}
     xvars = {v for v, _ in outer}
     args = KernelArgs()
+    # the reduced dims' variables and mask while a sum is added in NumPy's order
+    # (triton_sums.py: the term at other positions of the row)
+    scope = {"vars": {}, "mask": "rmask"}
 
     def index_of(index: Affine) -> tuple[str, str | None]:
         if not index.terms:
             return _render_affine(index), None
         if reduction and rvars & set(index.terms):
-            return _render_affine(index), "xmask & rmask"
+            return _render_affine(index, scope["vars"]), f"xmask & {scope['mask']}"
         return _render_affine(index), "xmask"
 
     em = TritonEmitter(index_of, args)
     body = _Body(em)
     written: set[str] = set()
     dims = frame.dim_index()
+    rows = {node.buf.name: node for node, role in kernel.members if role == "row"}
+    reduced = {node.buf.name for node, role in kernel.members if role == "reduce"}
+    ordered: set[str] = set()      # those added in NumPy's order (triton_sums.py)
 
     def store(node: Any, role: str, value: str) -> None:
         widx = write_index(node, role, frame)
@@ -299,6 +315,36 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
         src = node.src.load(em, dims)
         acc = np.dtype(node.acc_dtype or node.buf.dtype)
         return em.cast(src, node.src.dtype, acc)
+
+    def term_at(node: Any, out: np.dtype, tag: str, at: str, mask: str) -> str:
+        """The sum ``node``'s term at row positions ``at`` (masked by ``mask``) inside a
+        loop of triton_sums.render_sum: the reduced dims renamed, nothing of the row's
+        tile reused (the kernel's row values recomputed there, triton_sums.py)."""
+        body.line(f"{tag}_r = {at}")
+        body.line(f"{tag}_m = {mask}")
+        renamed = [(f"{tag}_{v}", n) for v, n in inner]
+        for text in _split(f"{tag}_r", renamed):
+            body.line(text)
+        saved = em.cse, em.forwarded, dict(scope)
+        scope.update(vars={v: f"{tag}_{v}" for v in rvars}, mask=f"{tag}_m")
+        em.cse = {}
+        em.forwarded = _Recomputed({k: v for k, v in em.forwarded.items() if not rvars & set(k[1].terms)},
+                                   rows, em, frame)
+        try:
+            return em.cast(node.src.load(em, dims), node.src.dtype, out)
+        finally:
+            em.cse, em.forwarded = saved[0], saved[1]
+            scope.update(saved[2])
+
+    def ordered_sum(node: Any, role: str, order: str) -> None:
+        """A float sum added in NumPy's ``order`` (triton_sums.py), in its result's dtype."""
+        out = np.dtype(node.buf.dtype)
+        body.flush()
+        red = render_sum(body, em, f"_pw{len(body.out)}", order, rnumel, out,
+                         ".to(tl.int64)" if plan.int64 else "",
+                         functools.partial(term_at, node, out), _COMBINE["sum"], tltype(out))
+        finish_reduction(node, role, red, out)
+        ordered.add(node.buf.name)
 
     def finish_reduction(node: Any, role: str, red: str, acc: np.dtype) -> None:
         out = em.cast(red, np.int64 if node.combine in ("argmax", "argmin") else acc, node.buf.dtype)
@@ -325,6 +371,10 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
                     value = node.value.load(em, dims)
                     store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
                     continue
+                order = numpy_order(kernel, node, inner, outer, rnumel)
+                if order is not None:
+                    ordered_sum(node, role, order)
+                    continue
                 acc = np.dtype(node.acc_dtype or node.buf.dtype)
                 v = reduce_value(node)
                 tile = em.assign(f"tl.broadcast_to(tl.where(rmask, {v}, {_init(node.combine, acc)}), "
@@ -338,7 +388,17 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
                     red = em.assign(f"tl.reduce({tile}, 1, {_COMBINE[node.combine]})[:, None]")
                 finish_reduction(node, role, red, acc)
             continue
-        # looped: accumulators before the loop, the row's chunks in it, the final reduce after
+        # looped: accumulators before the loop, the row's chunks in it, the final reduce
+        # after; float sums in NumPy's pairwise order after it, each its own loops
+        pairwise = {node.buf.name for node, _ in reds
+                    if numpy_order(kernel, node, inner, outer, rnumel) == "pairwise"}
+        later = [(n, r) for n, r in reds if n.buf.name in pairwise]
+        members = [(n, r) for n, r in members if n.buf.name not in pairwise]
+        reds = [(n, r) for n, r in reds if n.buf.name not in pairwise]
+        if not members:
+            for node, role in later:
+                ordered_sum(node, role, "pairwise")
+            continue
         accs = {}
         for node, _ in reds:
             acc = np.dtype(node.acc_dtype or node.buf.dtype)
@@ -384,6 +444,8 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
             else:
                 red = em.assign(f"tl.reduce({name}, 1, {_COMBINE[node.combine]})[:, None]")
             finish_reduction(node, role, red, acc)
+        for node, role in later:
+            ordered_sum(node, role, "pairwise")
     body.flush()
 
     int64 = plan.int64
@@ -416,7 +478,28 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
         body="\n".join(["    " + h for h in head] + body.out))
     return RenderedTritonKernel(kernel.name, source, signature, buffers, scalars, written,
                                 xnumel, rnumel, reduction, persistent, int64,
-                                size_args=size_args)
+                                size_args=size_args, ordered=bool(ordered) and ordered == reduced)
+
+
+class _Recomputed(dict):
+    """``TritonEmitter.forwarded`` inside a loop of a sum in NumPy's order: a row value of
+    the kernel (``rows``) read there is computed again at the loop's positions (its tile
+    holds the row in another layout, and memory it was stored to is another thread's)."""
+
+    def __init__(self, base: dict, rows: dict, em: TritonEmitter, frame: Any) -> None:
+        super().__init__(base)
+        self.rows, self.em, self.frame = rows, em, frame
+        self.dims = frame.dim_index()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        node = self.rows.get(key[0])
+        if node is None or key[1] != write_index(node, "row", self.frame):
+            return default
+        value = self.em.cast(node.value.load(self.em, self.dims), node.value.dtype, node.buf.dtype)
+        self[key] = value
+        return value
 
 
 def _describe_frame(frame: Any, persistent: bool) -> str:

@@ -133,7 +133,7 @@ def test_triton_on_numpy_arrays_without_the_interpreter_is_a_clear_error():
         kiln.compile(lambda x: np.sin(x) + 1, backend="triton")(np.ones(3))
 
 
-def test_value_and_grad_in_a_compiled_training_step(tmp_path):
+def test_value_and_grad_in_a_compiled_training_step(tmp_path, capsys):
     def loss(w, x, y):
         return ((np.tanh(x @ w) - y) ** 2).mean()
 
@@ -145,10 +145,16 @@ def test_value_and_grad_in_a_compiled_training_step(tmp_path):
     w, x, y = rng.standard_normal((6, 3)), rng.standard_normal((10, 6)), rng.standard_normal((10, 3))
     old = config.debug_dir
     config.debug_dir = str(tmp_path)
+    kiln.set_logs(output_code=True)
     try:
         got = kiln.compile(step, backend="triton")(w, x, y, 0.1)
     finally:
         config.debug_dir = old
+        kiln.set_logs()
+    # output_code shows the Triton kernels, their comments the user's source lines
+    err = capsys.readouterr().err
+    assert "[kiln:output_code]" in err and "@triton.jit" in err
+    assert "return ((np.tanh(x @ w) - y) ** 2).mean()" in err
     want = step(w, x, y, 0.1)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     assert got[1] == pytest.approx(want[1], rel=1e-12)

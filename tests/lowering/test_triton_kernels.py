@@ -12,7 +12,7 @@ pytest.importorskip("triton")
 
 from kiln.lowering.loop_ir import BufferValue
 from kiln.lowering.scheduler import Frame
-from kiln.lowering.triton import fit_locals, render_kernel, render_module
+from kiln.lowering.triton import RenderedTritonKernel, fit_locals, render_kernel, render_module
 from kiln.runtime import triton_build as tb
 
 from .triton_kit import call, inp, kernel, node, reduction, run
@@ -173,6 +173,7 @@ def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
     k, local = _softmax(np.zeros((3, 5000), np.float32), "kiln_fused_softmax_looped_0")
     rk, c = _compile(k, fit_locals([k], local))
     assert not rk.persistent and "scf.for" in c.asm["ttir"]
+    assert "8 partial sums each, 6 levels of halving" in rk.source   # (its sum: NumPy's order)
     # argmax over long rows, and a pointwise kernel over more than 2**31 int8 elements
     r = reduction("buf0", inp("x", np.zeros((2, 4000))), (1,), "argmax", (2,), np.int64, np.float64)
     _compile(kernel("kiln_fused_argmax_0", Frame((2, 4000), (1,)), [("loop", [(r, "reduce")])]), {})
@@ -189,7 +190,9 @@ def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
 def test_the_other_kernel_kinds_compile_for_sm90():
     # (softmax persistent and looped, a looped argmax, > 2**31 elements: above)
     _compile(_pointwise_nd()[0], {})
-    _compile(_layernorm(np.zeros((4, 33), np.float32)), {"buf0": "scalar", "buf1": "scalar"})
+    _, c = _compile(_layernorm(np.zeros((4, 33), np.float32)), {"buf0": "scalar", "buf1": "scalar"})
+    # (d * d added into the sum: no FMA contraction, each rounds, as NumPy's)
+    assert "fma" not in c.asm["ptx"] and "mul.rn.f64" in c.asm["ptx"] and "add.rn.f64" in c.asm["ptx"]
     for combine in ("prod", "min", "argmin", "any", "all"):
         for cols in (7, 1100):
             rk, c = _compile(_reduction(combine, cols)[0], {})
@@ -200,6 +203,12 @@ def test_the_other_kernel_kinds_compile_for_sm90():
                 assert set(re.findall(r'"tt.reduce".*\n\s*\^bb0\(%\w+: (\w+)', c.asm["ttir"])) == {"i1"}
     rk, c = _compile(_reduction("argmax", 7)[0], {})
     assert rk.persistent and c.asm["cubin"]
+    # float32 / and sqrt round correctly (div_rn, sqrt_rn: Triton's own are approximate)
+    v = call("true_divide", np.float32, call("sqrt", np.float32, inp("a", np.ones(64, np.float32))),
+             inp("b", np.ones(64, np.float32)))
+    _, c = _compile(kernel("kiln_fused_sqrt_divide_0", Frame((64,)), [("loop", [(node("buf0", v), "row")])]), {})
+    ptx = c.asm["ptx"]
+    assert "sqrt.rn.f32" in ptx and "div.rn.f32" in ptx and "approx" not in ptx
 
 
 def test_golden_softmax_kernel():
@@ -232,3 +241,52 @@ def test_region_select_on_loop_indices():
     want = np.zeros_like(x)
     want[:, 1:3] = x[:, 1:3]
     np.testing.assert_array_equal(outs["buf0"], want)
+
+
+def test_float_sums_add_in_numpys_order():
+    # Rows of 264 are NumPy's pairwise leaves 128, 64, 72 (tree (0 + (1 + 2))); tl.reduce's
+    # tree gave other bits (the first row's sum: 50.05, NumPy 0.0). A column sum adds each
+    # column in order (NumPy's elementwise inner loop), and a sum of a row value held in
+    # the tile computes it again at the pairwise positions (triton_sums.py).
+    rng = np.random.default_rng(5)
+    x = np.stack([np.array([1e8, 1.0, -1e8, 1e-3] * 66, np.float32),
+                  (rng.standard_normal(264) * 10.0 ** rng.uniform(-4, 4, 264)).astype(np.float32),
+                  np.full(264, 0.1, np.float32)])
+    X = inp("x", x)
+    twice = node("buf0", call("multiply", np.float32, X, 2.0))
+    rows = reduction("buf1", X, (1,), "sum", (3,), np.float32, np.float64)
+    rows2 = reduction("buf2", BufferValue.whole(twice.buf), (1,), "sum", (3,), np.float32, np.float32)
+    k = kernel("kiln_fused_sum_0", Frame(x.shape, (1,)),
+               [("loop", [(rows, "reduce")]), ("loop", [(twice, "row"), (rows2, "reduce")])])
+    rk, source, outs = run(k, {"buf0": "row"}, {"x": x})
+    np.testing.assert_array_equal(outs["buf1"], x.sum(1))
+    assert outs["buf1"][0] == 0.0 and "leaves [(0, 128), (128, 64), (192, 72)]" in source
+    np.testing.assert_array_equal(outs["buf2"], (x * 2).sum(1))
+    y = np.ascontiguousarray(x[:, :40].T)           # (40, 3): columns in order
+    cols = reduction("buf0", inp("y", y), (0,), "sum", (3,), np.float32, np.float32)
+    _, source, outs = run(kernel("kiln_fused_sum_1", Frame(y.shape, (0,)), [("loop", [(cols, "reduce")])]), {}, {"y": y})
+    assert "sequential order of 40 terms" in source
+    np.testing.assert_array_equal(outs["buf0"], y.sum(0))
+    # a looped row (1929 > 1024 terms, 17 leaves, one level deeper than the other 15):
+    # 32 leaf slots laid out in the kernel (the split rule descended per slot), merged
+    # bottom up, a slot whose node is a leaf already passing its left neighbour up
+    z = np.tile(x, (1, 8))[:, :1929]
+    rows = reduction("buf0", inp("z", z), (1,), "sum", (3,), np.float32, np.float64)
+    rk, source, outs = run(kernel("kiln_fused_sum_2", Frame(z.shape, (1,)), [("loop", [(rows, "reduce")])]), {}, {"z": z})
+    np.testing.assert_array_equal(outs["buf0"], z.sum(1))
+    assert not rk.persistent and "17 leaves of 64..120, 8 partial sums each, 5 levels" in source
+
+
+def test_block_sizes_and_warps_follow_inductor_like_heuristics():
+    # chosen at launch from the sizes (RenderedTritonKernel.config), no autotuning
+    def config(xnumel, rnumel=1, reduction=False, persistent=True, interpret=False):
+        return RenderedTritonKernel(
+            "k", "", {}, xnumel=xnumel, rnumel=rnumel, reduction=reduction,
+            persistent=persistent).config(interpret)
+    assert config(1 << 20) == ((1024, 1, 1), {"XBLOCK": 1024}, 4)       # pointwise
+    assert config(100) == ((1, 1, 1), {"XBLOCK": 128}, 1)               # never past pow2(n)
+    assert config(50000) == ((98, 1, 1), {"XBLOCK": 512}, 2)         # pow2(50000 // 128)
+    assert config(8, 100, True) == ((1, 1, 1), {"XBLOCK": 8, "RBLOCK": 128}, 4)   # persistent
+    assert config(1000, 1000, True) == ((250, 1, 1), {"XBLOCK": 4, "RBLOCK": 1024}, 8)
+    assert config(10, 5000, True, False) == ((10, 1, 1), {"XBLOCK": 1, "RBLOCK": 2048}, 8)  # looped
+    assert config(10, 5000, True, False, interpret=True)[1] == {"XBLOCK": 1, "RBLOCK": 256}

@@ -36,3 +36,12 @@ def test_a_join_run_as_numpy_is_laid_out_as_numpys_pad():
     # extern's buffer for C-ordered and returned it: strides (8, 48), NumPy's (48, 8).
     x = np.asfortranarray(np.arange(50.0).reshape(5, 10))[:, ::2]
     check_program(_pad_rows_and_columns, [(x,)], "triton")
+
+
+def test_float_sums_are_numpys_to_the_last_bit():
+    # tl.reduce added x.sum() as a tree: 50.05 where NumPy's pairwise order gives 0.0
+    # (kahan_summation_float32; the loop's compensation was right all along). Row sums
+    # pairwise, column sums in order, as NumPy (triton_sums.py, test_triton_kernels.py).
+    from test_programs_real5 import PROGRAMS as REAL5
+    fn, calls = REAL5["kahan_summation_float32"]
+    check_program(fn, calls, "triton")

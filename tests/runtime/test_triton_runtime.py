@@ -161,3 +161,44 @@ def test_the_gpu_check_runs_dry(monkeypatch, tmp_path):
     assert {"compile counts and guards", "graph break runs eagerly", "same errors as without kiln",
             "value_and_grad training step"} <= set(res["checks"]["capture"])
     assert "| op table |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_a_warm_process_compiles_nothing(monkeypatch):
+    # kernels compiled once are read back from kiln's cache dir: with the process's own
+    # table cleared (as in a new process) and Triton's code generation made to fail, the
+    # same kernel still loads
+    from triton.backends.nvidia.compiler import CUDABackend
+    mod = tb.load_module(SOURCE, "axpy", interpret=False)
+    sig = {"x": "*fp32", "out": "*fp32", "rnumel": "i32"}
+    first = tb.compile_kernel(mod.kiln_rowmax, sig, {"XBLOCK": 1, "RBLOCK": 32})
+    tb.clear()
+
+    def no_codegen(*args, **kwargs):
+        raise AssertionError("compiled again")
+    monkeypatch.setattr(CUDABackend, "add_stages", no_codegen)
+    mod = tb.load_module(SOURCE, "axpy", interpret=False)
+    again = tb.compile_kernel(mod.kiln_rowmax, sig, {"XBLOCK": 1, "RBLOCK": 32})
+    assert again is not first and again.asm["cubin"] == first.asm["cubin"]
+    assert all(os.path.dirname(p).startswith(os.path.join(config.cache_dir, "triton", "cache"))
+               for p in again.metadata_group.values())
+
+
+def test_device_follows_data():
+    # the default backend hands graphs of device (CuPy) arrays to Triton, of NumPy
+    # arrays to C++ (kiln/backends.py); the stand-in is a device array kind
+    from capture.device_double import DeviceDouble
+
+    from kiln.backends import BACKENDS
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+    from kiln.runtime.backend import cpp_backend
+    from kiln.runtime.triton_backend import triton_backend
+    x = np.linspace(0, 1, 8)
+    g = trace(lambda x: (F.sin(x),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    assert BACKENDS["cpp"](g, [DeviceDouble(x)]).fw_compiler is triton_backend
+    assert BACKENDS["cpp"](g, [x]).fw_compiler is cpp_backend
+    # mixing the two raises as CuPy does; kiln never copies between host and device
+    with pytest.raises(TypeError, match="Unsupported type"):
+        devices.where([x, DeviceDouble(x)])
+    with pytest.raises(ValueError, match="on GPUs \\[0, 1\\]"):
+        devices.where([DeviceDouble(x), DeviceDouble(x, device=1)])
