@@ -175,6 +175,35 @@ static inline int64_t kiln_body_fp_raised(int kinds) {
   int64_t f = ((c & FE_DIVBYZERO) ? 1 : 0) | ((c & FE_OVERFLOW) ? 2 : 0) | ((c & FE_INVALID) ? 4 : 0);
   return (f & kinds) ? (KILN_FP_RAISED | (f & kinds)) : 0;
 }
+// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src;
+// cpp_pairwise.h for the kernels, whose templates need its own prelude): a vector's
+// a.sum() in a loop body adds in NumPy's order, in the sum's type. Under 8 terms in order
+// from 0; up to 128 into 8 partial sums, ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the rest
+// in order; longer runs split at n/2 rounded down to a multiple of 8 (the tree not
+// inlined into itself: g++ time).
+template <typename T, typename F> static inline T kiln_pairwise_leaf(const F& f, int64_t lo, int64_t n) {
+  T res = 0;
+  if (n < 8) { for (int64_t j = 0; j < n; j++) res += f(lo + j); return res; }
+  T r0 = f(lo), r1 = f(lo + 1), r2 = f(lo + 2), r3 = f(lo + 3);
+  T r4 = f(lo + 4), r5 = f(lo + 5), r6 = f(lo + 6), r7 = f(lo + 7);
+  int64_t i = 8;
+  for (const int64_t end = n - (n % 8); i < end; i += 8) {
+    r0 += f(lo + i); r1 += f(lo + i + 1); r2 += f(lo + i + 2); r3 += f(lo + i + 3);
+    r4 += f(lo + i + 4); r5 += f(lo + i + 5); r6 += f(lo + i + 6); r7 += f(lo + i + 7);
+  }
+  res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
+  for (; i < n; i++) res += f(lo + i);
+  return res;
+}
+template <typename T, typename F> __attribute__((noinline)) static T kiln_pairwise_split(const F& f, int64_t lo, int64_t n) {
+  if (n <= 128) return kiln_pairwise_leaf<T>(f, lo, n);
+  int64_t half = n / 2;
+  half -= half % 8;
+  return kiln_pairwise_split<T>(f, lo, half) + kiln_pairwise_split<T>(f, lo + half, n - half);
+}
+template <typename T, typename F> static inline T kiln_pairwise_sum(const F& f, int64_t n) {
+  return (T)0 + (n <= 128 ? kiln_pairwise_leaf<T>(f, 0, n) : kiln_pairwise_split<T>(f, 0, n));
+}
 template <typename T> static inline bool kiln_int_fits(int64_t v) {
   return (kiln_limits<T>::is_signed || v >= 0) &&
          (__int128)v >= (__int128)kiln_limits<T>::lowest() &&

@@ -21,8 +21,9 @@ eight partial sums, so the loop is not one chain of dependent adds; ``a.max()``,
   directly. The scratch (one per function, the largest axis a store writes) is
   allocated before the loop starts, so a store never fails once it began.
 
-Reductions sum in a different order than NumPy's BLAS ``dot`` and pairwise ``sum`` do:
-results agree to rounding, not bit for bit.
+``a.sum()`` adds in NumPy's pairwise order, in the sum's type: NumPy's to the last bit.
+``a @ b`` sums its products in eight partial sums, in double, not in the order of the BLAS
+``dot`` NumPy calls: it agrees to rounding, not bit for bit.
 """
 from __future__ import annotations
 
@@ -231,7 +232,9 @@ class VectorOps:
         if fn != "sum":
             self._same_length(va, self.vecs[b])
         out = np.dtype(type(node.val))
-        t = "double"   # float32 too, as kiln's sums do (within rounding of NumPy's)
+        if fn == "sum":
+            return self._sum(node, va, out, depth)
+        t = "double"   # float32 too, as kiln's dot products do (within rounding of BLAS's)
         accs = [self.fresh("acc") for _ in range(ACCUMULATORS)]
         j = self.fresh("j")
 
@@ -250,6 +253,18 @@ class VectorOps:
         while len(pairs) > 1:
             pairs = [f"({pairs[k]} + {pairs[k + 1]})" for k in range(0, len(pairs), 2)]
         self.emit(f"{CTYPES[out.name]} {name} = ({CTYPES[out.name]}){pairs[0]};", depth)
+        self.names[node] = name
+
+    def _sum(self, node: Any, va: _Vec, out: np.dtype, depth: int) -> None:
+        """``a.sum()``: NumPy's to the last bit, added in NumPy's pairwise order in the sum's
+        type (a float32 vector's sum is float32 all through; loop_scalars.py
+        ``kiln_pairwise_sum``). Vectors are slices of float arrays (capture/loop_vectors.py)."""
+        if out.kind != "f":
+            raise Unnative(f"a {out} vector sum")
+        a = node.args[0]
+        t, name, k = CTYPES[out.name], self.fresh("r"), self.fresh("k")
+        self.emit(f"const {t} {name} = kiln_pairwise_sum<{t}>([&](int64_t {k}) -> {t} "
+                  f"{{ return {self._elem(a, k, out)}; }}, {va.n});", depth)
         self.names[node] = name
 
     def _leaves(self, value: Any) -> list[_Vec]:

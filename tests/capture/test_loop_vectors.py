@@ -354,3 +354,22 @@ def test_extrema_are_numpys_with_nan_and_empty(backend):
     with pytest.raises(ValueError) as mine:
         kiln.compile(empty_max, backend=backend)(np.ones(5))
     assert str(mine.value) == str(theirs.value)
+
+
+def growing_sums(A, out):              # rows of 1 .. 300 terms, a column (strided), reversed
+    for i in range(A.shape[0]):
+        out[i] = A[i, :i * 43 + 1].sum() + (A[:, i] * A[:, i]).sum() + np.sum(A[i, ::-1] - 1)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_vector_sums_are_numpys_bits(dtype):
+    """``a.sum()`` in a body adds in NumPy's pairwise order, in the sum's type: float64 rows
+    had differed in the last bit (eight partial sums with the tail added into the first,
+    no tree past 128 terms), and float32 ones were added in double."""
+    rng = np.random.default_rng(5)
+    A = (rng.standard_normal((8, 300)) * 10.0 ** rng.integers(-3, 4, (8, 300))).astype(dtype)
+    before = dict(loop_stats)
+    got = kiln.compile(growing_sums)(A, np.zeros(8, dtype))
+    np.testing.assert_array_equal(got, growing_sums(A, np.zeros(8, dtype)))
+    assert loop_stats["native"] > before["native"]
