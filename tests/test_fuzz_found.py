@@ -735,6 +735,16 @@ def polyval_of_no_coefficients_is_zeros_like_x(p, x):
     # NumPy's zeros_like(asanyarray(x)), an array of x's dtype; kiln returned the int 0
     return np.polyval(p, x)
 
+
+@found((np.asfortranarray(np.arange(12.0).reshape(3, 4)[::-1]),))
+def sort_of_a_fortran_array_updated_through_a_reversed_view_stays_fortran(x):
+    # tests/fuzz/views.py seed 1038 (cpp: C-ordered where NumPy's is Fortran-ordered): the
+    # kernel read np.sort's result C-ordered (the wrapper copies an extern's result so),
+    # and index_put, laid out as its operand, kept that copy's order
+    v = np.sort(x)
+    v[::-1] += x
+    return v
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
