@@ -745,6 +745,16 @@ def sort_of_a_fortran_array_updated_through_a_reversed_view_stays_fortran(x):
     v[::-1] += x
     return v
 
+
+@found((np.arange(4.0)[::-1],))
+def ravel_of_a_reversed_argument_updated_in_place_is_a_copy(x):
+    # tests/fuzz/views.py seed 5040 (cpp: the result shared memory with x, so a caller's
+    # write to it changed x): the kernel was moved to store straight into the caller's
+    # reversed x (lowering/inplace.py), and the ravel, a view of the C-ordered buffer it
+    # had been, was re-pointed at x with it; NumPy's ravel of a reversed x is a copy
+    x += 1
+    return x.ravel()
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
