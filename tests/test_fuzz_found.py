@@ -1457,3 +1457,20 @@ def test_an_element_read_before_its_window_is_updated_in_place_keeps_its_value()
     got, expected = compiled(x), _element_read_then_updated_in_place(y)
     assert type(got) is type(expected) and got == expected
     np.testing.assert_array_equal(x, y)
+
+
+def _negative_into(x, y):
+    np.negative(y, out=x)
+    return x
+
+
+def test_an_out_whose_sizes_the_result_no_longer_meets_raises_numpys_error_under_dynamic():
+    # tests/fuzz/views.py seed 7015 (eager, dynamic=True): compiled for f(x, x + 1), the
+    # entry took f(x, x.T) (no guard tied y's sizes to x's) and raised copyto's "could not
+    # broadcast input array from shape (3,2) into shape (2,3)"; the sizes are guarded equal
+    # now (capture/array_writes.py), so that call recompiles and NumPy raises its own
+    compiled = kiln.compile(_negative_into, backend="eager", dynamic=True)
+    x = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(compiled(x, x + 1), -(np.arange(6).reshape(2, 3) + 1))
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,2\) \(2,3\) $"):
+        compiled(x, x.T)
