@@ -1474,3 +1474,21 @@ def test_an_out_whose_sizes_the_result_no_longer_meets_raises_numpys_error_under
     np.testing.assert_array_equal(compiled(x, x + 1), -(np.arange(6).reshape(2, 3) + 1))
     with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,2\) \(2,3\) $"):
         compiled(x, x.T)
+
+
+def _unused_where(x, y):
+    np.where(x > 0, y, 0)
+    return len(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_an_unused_elementwise_call_whose_run_time_sizes_may_not_broadcast_stays(backend):
+    # tests/fuzz/views.py seed 7263 (dynamic=True, every backend): compiled for f(x, x + 1),
+    # f(x, x.T) returned where NumPy raises: the unused np.where was dropped as dead code,
+    # and its operands' sizes are separate symbols no guard ties (capture/dims.py
+    # ``sizes_meet``; ir/passes.py ``must_stay``)
+    compiled = kiln.compile(_unused_where, backend=backend, dynamic=True)
+    x = np.arange(12.0).reshape(3, 4)
+    assert compiled(x, x + 1) == 3
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,4\) \(4,3\) \(\) $"):
+        compiled(x, x.T)

@@ -90,6 +90,19 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
         if isinstance(val, TensorMeta) else None
 
 
+def sizes_meet(arrays: list, ndim: int) -> bool:
+    """Do two different run-time sizes meet on one axis of an elementwise op's operands
+    (``np.where(x > 0, y, 0)`` of dynamic x and y)? They are not guarded equal (the
+    example's sizes say the op broadcasts), so NumPy may raise there at run time: the call
+    stays in the graph unused (ir/passes.py ``must_stay``)."""
+    for i in range(ndim):
+        codes = {a.dims[j].code for a in arrays
+                 for j in [len(a.dims) - ndim + i] if j >= 0 and _live(a.dims[j])}
+        if len(codes) > 1:
+            return True
+    return False
+
+
 def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
     ndim = len(val.shape)
     out: list = [None] * ndim
