@@ -1492,3 +1492,21 @@ def test_an_unused_elementwise_call_whose_run_time_sizes_may_not_broadcast_stays
     assert compiled(x, x + 1) == 3
     with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,4\) \(4,3\) \(\) $"):
         compiled(x, x.T)
+
+
+def _fill_a_copy(y, s):
+    v = y.copy()
+    v.fill(s)
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32])
+def test_an_unused_fill_with_a_complex_value_into_a_real_array_raises(dtype):
+    # tests/fuzz/views.py seed 7375 (every backend): x.fill(1.5 - 0.5j) converts with int()
+    # or float(), a TypeError; the filled copy unused, dead-code elimination dropped the
+    # fill (ops/meta.py fill_may_raise said nothing of complex values)
+    with pytest.raises(TypeError) as expected:
+        _fill_a_copy(np.ones(2, dtype), 1.5 - 0.5j)
+    with pytest.raises(TypeError) as got:
+        kiln.compile(_fill_a_copy, backend="eager")(np.ones(2, dtype), 1.5 - 0.5j)
+    assert str(got.value) == str(expected.value)
