@@ -1510,3 +1510,20 @@ def test_an_unused_fill_with_a_complex_value_into_a_real_array_raises(dtype):
     with pytest.raises(TypeError) as got:
         kiln.compile(_fill_a_copy, backend="eager")(np.ones(2, dtype), 1.5 - 0.5j)
     assert str(got.value) == str(expected.value)
+
+
+def _flatten_then_reshape(y):
+    v = y.flatten()
+    return v.reshape(v.shape), v * 2
+
+
+def test_flatten_of_run_time_sizes_has_their_product_for_its_size():
+    # tests/fuzz/views.py seed 7308 (dynamic=True, every backend): v = y.flatten() of a
+    # (3, 4) y took y.shape[1] for its one size (flatten is declared pointwise, and its
+    # dims were broadcast from y's): v.reshape(v.shape) raised "cannot reshape array of
+    # size 12 into shape (4,)" (capture/dims.py ``_broadcast_result``)
+    compiled = kiln.compile(_flatten_then_reshape, backend="eager", dynamic=True)
+    for shape in ((3, 4), (2, 5)):
+        y = np.arange(np.prod(shape)).reshape(shape)
+        for got, expected in zip(compiled(y), _flatten_then_reshape(y)):
+            np.testing.assert_array_equal(got, expected)

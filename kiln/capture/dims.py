@@ -34,6 +34,8 @@ import math
 
 from typing import Any
 
+import numpy as np
+
 from ..ir.sizes import Size
 from ..ops import REGISTRY, Category, TensorMeta, infer_meta
 from ..ops.layout import Window, _contiguous, index_dims
@@ -59,7 +61,7 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None  # noqa: E731
     if not any(_live(d) for a in arrays for d in a.dims):
         return static
-    if op.category == Category.POINTWISE:
+    if op.category == Category.POINTWISE and _broadcast_result(op, arrays, inputs, params):
         return lambda val: _broadcast_dims(tx, arrays, val)
     if op.category == Category.REDUCTION and "axis" in params and len(arrays) == 1:
         (a,) = arrays
@@ -88,6 +90,17 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     follow = _follow_by_probing(tx, op, arrays, inputs, params, composing)
     return lambda val: tuple(follow.get(i) for i in range(len(val.shape))) \
         if isinstance(val, TensorMeta) else None
+
+
+def _broadcast_result(op, arrays: list, inputs: tuple, params: dict) -> bool:
+    """Is the elementwise op's result its array operands broadcast? Not every pointwise
+    op's: ``x.flatten()`` (a copy, fused as one) has one dim of ``n * m`` (its shape rule
+    says so; broadcasting took its last dim for it, tests/fuzz/views.py seed 7308)."""
+    base = example_meta(op, inputs, params)
+    try:
+        return base is None or tuple(base.shape) == np.broadcast_shapes(*(a.meta.shape for a in arrays))
+    except ValueError:
+        return True
 
 
 def sizes_meet(arrays: list, ndim: int) -> bool:
