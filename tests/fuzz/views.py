@@ -39,7 +39,7 @@ import numpy as np
 import kiln
 
 from . import runner
-from .lang import _exact, _too_big, compare_call
+from .lang import _exact, _too_big, compare_call, statements
 from .runner import TIME_LIMIT, Mismatch, _alias_pattern, _leaves
 
 DTYPES = ["float64", "float32", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
@@ -306,8 +306,7 @@ def minimize(prog: ViewProgram, backends=("eager", "cpp")) -> ViewProgram:
         return _runs(p) is not None and runner.fails(check, p, backends)
 
     def variants(p: ViewProgram):
-        starts = [i for i, ln in enumerate(p.body) if not ln.startswith("     ")]
-        for a, b in zip(starts, starts[1:] + [len(p.body)]):
+        for a, b in statements(p.body):
             yield ViewProgram(p.body[:a] + p.body[b:], p.ret, p.calls, p.pokes, p.dynamic)
         for k, stmt in enumerate(p.pokes):
             if stmt:
@@ -317,14 +316,7 @@ def minimize(prog: ViewProgram, backends=("eager", "cpp")) -> ViewProgram:
         if p.dynamic:
             yield ViewProgram(p.body, p.ret, p.calls, p.pokes, None)
 
-    changed = True
-    while changed:
-        changed = False
-        for cand in variants(prog):
-            if fails(cand):
-                prog, changed = cand, True
-                break
-    return prog
+    return runner.shrink(prog, variants, fails)
 
 
 def main() -> int:
