@@ -755,6 +755,15 @@ def ravel_of_a_reversed_argument_updated_in_place_is_a_copy(x):
     x += 1
     return x.ravel()
 
+
+@found((np.broadcast_to(np.arange(1.0), (4,)),), (np.arange(8.0)[::2],), (np.arange(4.0),))
+def ravel_of_a_view_of_an_argument_copies_where_numpy_does(y):
+    # tests/fuzz/views.py seed 11555 (cpp: a view of the broadcast y, strides (0,)): the
+    # extern ``y.view()`` has the argument's layout, not the C order of its buffer, so a
+    # ravel of it runs as NumPy's (lowering/views.py ``_aliasing_extern``)
+    v = y.view()
+    return np.ravel(v), v
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
