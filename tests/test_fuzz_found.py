@@ -1536,3 +1536,20 @@ def test_flatten_of_run_time_sizes_has_their_product_for_its_size():
         y = np.arange(np.prod(shape)).reshape(shape)
         for got, expected in zip(compiled(y), _flatten_then_reshape(y)):
             np.testing.assert_array_equal(got, expected)
+
+
+def _write_into_a_broadcast_scalar(s):
+    v = np.broadcast_to(s, (2,))
+    v += s
+    return v
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_broadcast_to_of_a_numpy_scalar_argument_is_read_only(backend):
+    # tests/fuzz/views.py seed 12180: np.broadcast_to(s, (2,)) of a NumPy scalar argument
+    # (no array input, so no base to take read-only from) was written by ``v += s`` and
+    # ``v[0] = 1`` where NumPy raises "output array is read-only" (capture/opcall.py)
+    with pytest.raises(ValueError, match="^output array is read-only$"):
+        _write_into_a_broadcast_scalar(np.float64(1.0))
+    with pytest.raises(ValueError, match="^output array is read-only$"):
+        kiln.compile(_write_into_a_broadcast_scalar, backend=backend)(np.float64(1.0))

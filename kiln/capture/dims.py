@@ -103,11 +103,12 @@ def _broadcast_result(op, arrays: list, inputs: tuple, params: dict) -> bool:
         return True
 
 
-def sizes_meet(arrays: list, ndim: int) -> bool:
+def sizes_meet(arrays: list) -> bool:
     """Do two different run-time sizes meet on one axis of an elementwise op's operands
     (``np.where(x > 0, y, 0)`` of dynamic x and y)? They are not guarded equal (the
     example's sizes say the op broadcasts), so NumPy may raise there at run time: the call
     stays in the graph unused (ir/passes.py ``must_stay``)."""
+    ndim = max((len(a.dims) for a in arrays), default=0)
     for i in range(ndim):
         codes = {a.dims[j].code for a in arrays
                  for j in [len(a.dims) - ndim + i] if j >= 0 and _live(a.dims[j])}

@@ -551,8 +551,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
                            f"of a data-dependent selection", HINTS["data_dependent"])
     node = record_node(tx, op, inputs, params, bound.method)
-    if op.category == Category.POINTWISE and len(array_inputs) > 1 and \
-            sizes_meet(array_inputs, max(len(a.dims) for a in array_inputs)):
+    if op.category == Category.POINTWISE and sizes_meet(array_inputs):
         node.meta["sizes_meet"] = True
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
@@ -596,6 +595,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             (base.base or base).note_view(result)
         # A view of a read-only view is read-only (an op that may copy instead: maybe).
         result.read_only = op.read_only or base.read_only
+    elif op.read_only:   # of no array: np.broadcast_to(s, (2,)) of a NumPy scalar argument
+        result.read_only = True
     return result
 
 
