@@ -57,7 +57,7 @@ VIEWS = ["A[1:]", "A[::-1]", "A[::2]", "A.T", "A.reshape(-1)", "A.ravel()", "A.r
          "np.require(A, requirements='C')", "A.reshape(A.shape, order='F')", "np.ravel(A)", "np.flipud(A)"]
 MATH = ["A * 2", "A + B", "A.sum(axis=0)", "np.sort(A)", "np.where(A > 0, A, 0)", "A + s", "np.add(A, s, out=A)",
         "np.multiply(A, 2, out=B)", "np.clip(A, -1, 1, out=A)", "np.abs(A, out=A)", "A.astype(np.float32)",
-        "np.concatenate((A.ravel(), B.ravel()))", "np.stack((A, B))", "np.maximum(A, B, out=A)", "np.cumsum(A, out=A) if A.ndim else A",
+        "np.concatenate((A.ravel(), B.ravel()))", "np.stack((A, B))", "np.maximum(A, B, out=A)", "np.cumsum(A, out=np.atleast_1d(B)).reshape(np.shape(A))",
         "np.negative(A, out=B)", "A.max(axis=0, keepdims=True)", "np.subtract(A, B, out=A[::-1])",
         "np.add(A, 1, out=np.empty_like(A))", "np.copysign(A, -1.0, out=A)"]
 QUERIES = ["np.shares_memory(A, B)", "np.may_share_memory(A, B)", "A.base is B", "A.base is None", "A is B",
