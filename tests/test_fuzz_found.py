@@ -735,6 +735,35 @@ def polyval_of_no_coefficients_is_zeros_like_x(p, x):
     # NumPy's zeros_like(asanyarray(x)), an array of x's dtype; kiln returned the int 0
     return np.polyval(p, x)
 
+
+@found((np.asfortranarray(np.arange(12.0).reshape(3, 4)[::-1]),))
+def sort_of_a_fortran_array_updated_through_a_reversed_view_stays_fortran(x):
+    # tests/fuzz/views.py seed 1038 (cpp: C-ordered where NumPy's is Fortran-ordered): the
+    # kernel read np.sort's result C-ordered (the wrapper copies an extern's result so),
+    # and index_put, laid out as its operand, kept that copy's order
+    v = np.sort(x)
+    v[::-1] += x
+    return v
+
+
+@found((np.arange(4.0)[::-1],))
+def ravel_of_a_reversed_argument_updated_in_place_is_a_copy(x):
+    # tests/fuzz/views.py seed 5040 (cpp: the result shared memory with x, so a caller's
+    # write to it changed x): the kernel was moved to store straight into the caller's
+    # reversed x (lowering/inplace.py), and the ravel, a view of the C-ordered buffer it
+    # had been, was re-pointed at x with it; NumPy's ravel of a reversed x is a copy
+    x += 1
+    return x.ravel()
+
+
+@found((np.broadcast_to(np.arange(1.0), (4,)),), (np.arange(8.0)[::2],), (np.arange(4.0),))
+def ravel_of_a_view_of_an_argument_copies_where_numpy_does(y):
+    # tests/fuzz/views.py seed 11555 (cpp: a view of the broadcast y, strides (0,)): the
+    # extern ``y.view()`` has the argument's layout, not the C order of its buffer, so a
+    # ravel of it runs as NumPy's (lowering/views.py ``_aliasing_extern``)
+    v = y.view()
+    return np.ravel(v), v
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
@@ -1437,3 +1466,90 @@ def test_an_element_read_before_its_window_is_updated_in_place_keeps_its_value()
     got, expected = compiled(x), _element_read_then_updated_in_place(y)
     assert type(got) is type(expected) and got == expected
     np.testing.assert_array_equal(x, y)
+
+
+def _negative_into(x, y):
+    np.negative(y, out=x)
+    return x
+
+
+def test_an_out_whose_sizes_the_result_no_longer_meets_raises_numpys_error_under_dynamic():
+    # tests/fuzz/views.py seed 7015 (eager, dynamic=True): compiled for f(x, x + 1), the
+    # entry took f(x, x.T) (no guard tied y's sizes to x's) and raised copyto's "could not
+    # broadcast input array from shape (3,2) into shape (2,3)"; the sizes are guarded equal
+    # now (capture/array_writes.py), so that call recompiles and NumPy raises its own
+    compiled = kiln.compile(_negative_into, backend="eager", dynamic=True)
+    x = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(compiled(x, x + 1), -(np.arange(6).reshape(2, 3) + 1))
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,2\) \(2,3\) $"):
+        compiled(x, x.T)
+
+
+def _unused_where(x, y):
+    np.where(x > 0, y, 0)
+    return len(x)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_an_unused_elementwise_call_whose_run_time_sizes_may_not_broadcast_stays(backend):
+    # tests/fuzz/views.py seed 7263 (dynamic=True, every backend): compiled for f(x, x + 1),
+    # f(x, x.T) returned where NumPy raises: the unused np.where was dropped as dead code,
+    # and its operands' sizes are separate symbols no guard ties (capture/dims.py
+    # ``sizes_meet``; ir/passes.py ``must_stay``)
+    compiled = kiln.compile(_unused_where, backend=backend, dynamic=True)
+    x = np.arange(12.0).reshape(3, 4)
+    assert compiled(x, x + 1) == 3
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(3,4\) \(4,3\) \(\) $"):
+        compiled(x, x.T)
+
+
+def _fill_a_copy(y, s):
+    v = y.copy()
+    v.fill(s)
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32])
+def test_an_unused_fill_with_a_complex_value_into_a_real_array_raises(dtype):
+    # tests/fuzz/views.py seed 7375 (every backend): x.fill(1.5 - 0.5j) converts with int()
+    # or float(), a TypeError; the filled copy unused, dead-code elimination dropped the
+    # fill (ops/meta.py fill_may_raise said nothing of complex values)
+    with pytest.raises(TypeError) as expected:
+        _fill_a_copy(np.ones(2, dtype), 1.5 - 0.5j)
+    with pytest.raises(TypeError) as got:
+        kiln.compile(_fill_a_copy, backend="eager")(np.ones(2, dtype), 1.5 - 0.5j)
+    assert str(got.value) == str(expected.value)
+
+
+def _flatten_then_reshape(y):
+    v = y.flatten()
+    return v.reshape(v.shape), v * 2
+
+
+def test_flatten_of_run_time_sizes_has_their_product_for_its_size():
+    # tests/fuzz/views.py seed 7308 (dynamic=True, every backend): v = y.flatten() of a
+    # (3, 4) y took y.shape[1] for its one size (flatten is declared pointwise, and its
+    # dims were broadcast from y's): v.reshape(v.shape) raised "cannot reshape array of
+    # size 12 into shape (4,)" (capture/dims.py ``_broadcast_result``)
+    compiled = kiln.compile(_flatten_then_reshape, backend="eager", dynamic=True)
+    for shape in ((3, 4), (2, 5)):
+        y = np.arange(np.prod(shape)).reshape(shape)
+        for got, expected in zip(compiled(y), _flatten_then_reshape(y)):
+            np.testing.assert_array_equal(got, expected)
+
+
+def _write_into_a_broadcast_scalar(s):
+    v = np.broadcast_to(s, (2,))
+    v += s
+    return v
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_broadcast_to_of_a_numpy_scalar_argument_is_read_only(backend):
+    # tests/fuzz/views.py seed 12180: np.broadcast_to(s, (2,)) of a NumPy scalar argument
+    # (no array input, so no base to take read-only from) was written by ``v += s`` and
+    # ``v[0] = 1`` where NumPy raises "output array is read-only" (capture/opcall.py)
+    with pytest.raises(ValueError, match="^output array is read-only$"):
+        _write_into_a_broadcast_scalar(np.float64(1.0))
+    with pytest.raises(ValueError, match="^output array is read-only$"):
+        kiln.compile(_write_into_a_broadcast_scalar, backend=backend)(np.float64(1.0))

@@ -69,6 +69,7 @@ def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool =
     if shape != into and (not broadcasts or not _broadcasts_into(shape, into)):
         tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
                        f"(NumPy raises here, or writes only part of it)")
+    _guard_sizes_meet(tx, rdims, tdims, shape[::-1])
     if target.can_rewrite_in_place(_in_grad(tx)) and result.meta.shape == target.meta.shape:
         value = result
         if result.meta.dtype != target.meta.dtype:
@@ -120,6 +121,25 @@ def check_c_order_out(tx, what: str, out: Any, result: ArrayVariable) -> None:
                         (target.source,))
     if not contiguous:
         tx.unsupported("user_error", f"{what}: out= must be C-contiguous (NumPy raises here)")
+
+
+def _guard_sizes_meet(tx, rdims: tuple, tdims: tuple, rshape: tuple) -> None:
+    """The result's run-time sizes (``dynamic``) are the ``out=``'s where the example's
+    were: each pair of trailing dims (``rdims``, ``tdims`` and the result's sizes
+    ``rshape``, last axis first) is guarded equal where they are different symbols, or
+    pinned where one of them is static (a static 1 of the result broadcasts). Otherwise
+    ``np.negative(y, out=x)`` of a ``y = x.T`` would meet the entry compiled for ``f(x, x)``
+    and raise copyto's error, not NumPy's ("operands could not be broadcast together")."""
+    from .dims import _live
+    for r, t, n in zip(rdims, tdims, rshape):
+        live_r, live_t = _live(r), _live(t)
+        if live_r and live_t and r is not t and r.code != t.code:
+            tx.guards.add_truth(f"({t.code} == {r.code})", f"({t.text} == {r.text})", True,
+                                tuple(dict.fromkeys(t.leaves + r.leaves)))
+        elif live_r and not live_t:
+            r.as_constant(tx)
+        elif live_t and not live_r and n != 1:
+            t.as_constant(tx)
 
 
 def _broadcasts_into(shape: tuple, into: tuple) -> bool:

@@ -34,6 +34,8 @@ import math
 
 from typing import Any
 
+import numpy as np
+
 from ..ir.sizes import Size
 from ..ops import REGISTRY, Category, TensorMeta, infer_meta
 from ..ops.layout import Window, _contiguous, index_dims
@@ -59,7 +61,7 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None  # noqa: E731
     if not any(_live(d) for a in arrays for d in a.dims):
         return static
-    if op.category == Category.POINTWISE:
+    if op.category == Category.POINTWISE and _broadcast_result(op, arrays, inputs, params):
         return lambda val: _broadcast_dims(tx, arrays, val)
     if op.category == Category.REDUCTION and "axis" in params and len(arrays) == 1:
         (a,) = arrays
@@ -88,6 +90,31 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     follow = _follow_by_probing(tx, op, arrays, inputs, params, composing)
     return lambda val: tuple(follow.get(i) for i in range(len(val.shape))) \
         if isinstance(val, TensorMeta) else None
+
+
+def _broadcast_result(op, arrays: list, inputs: tuple, params: dict) -> bool:
+    """Is the elementwise op's result its array operands broadcast? Not every pointwise
+    op's: ``x.flatten()`` (a copy, fused as one) has one dim of ``n * m`` (its shape rule
+    says so; broadcasting took its last dim for it, tests/fuzz/views.py seed 7308)."""
+    base = example_meta(op, inputs, params)
+    try:
+        return base is None or tuple(base.shape) == np.broadcast_shapes(*(a.meta.shape for a in arrays))
+    except ValueError:
+        return True
+
+
+def sizes_meet(arrays: list) -> bool:
+    """Do two different run-time sizes meet on one axis of an elementwise op's operands
+    (``np.where(x > 0, y, 0)`` of dynamic x and y)? They are not guarded equal (the
+    example's sizes say the op broadcasts), so NumPy may raise there at run time: the call
+    stays in the graph unused (ir/passes.py ``must_stay``)."""
+    ndim = max((len(a.dims) for a in arrays), default=0)
+    for i in range(ndim):
+        codes = {a.dims[j].code for a in arrays
+                 for j in [len(a.dims) - ndim + i] if j >= 0 and _live(a.dims[j])}
+        if len(codes) > 1:
+            return True
+    return False
 
 
 def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:

@@ -30,7 +30,7 @@ from .call_inputs import (ArrayArg, as_meta, binds_with_numbers, constants_of, e
                           objects_the_normalizer_added, to_bind, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
-from .dims import propagate_dims, runtime_slices
+from .dims import propagate_dims, runtime_slices, sizes_meet
 from .opcall_dims import creation_sizes, numpy_layout_known, unbacked_dims
 from .python_numbers import SAME_AS_WEAK, graph_value, narrowed_int
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
@@ -552,6 +552,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
                            f"of a data-dependent selection", HINTS["data_dependent"])
     node = record_node(tx, op, inputs, params, bound.method)
+    if op.category == Category.POINTWISE and sizes_meet(array_inputs):
+        node.meta["sizes_meet"] = True
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory. Not a NumPy
@@ -594,6 +596,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             (base.base or base).note_view(result)
         # A view of a read-only view is read-only (an op that may copy instead: maybe).
         result.read_only = op.read_only or base.read_only
+    elif op.read_only:   # of no array: np.broadcast_to(s, (2,)) of a NumPy scalar argument
+        result.read_only = True
     return result
 
 

@@ -333,12 +333,13 @@ def numpy_call_at(node: Node) -> tuple | None:
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
     (``Graph.call``'s ``source``, ``quiet``, ``errstate``, ``method``, ``ufunc``,
-    ``out_write`` and ``step``)."""
+    ``out_write``, ``step`` and ``sizes_meet``)."""
     return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
             "errstate": node.meta.get("errstate", ()),
             "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc"),
             "out_write": node.meta.get("out_write", False),
-            "step": bool(node.meta.get("inner") or node.meta.get("step"))}
+            "step": bool(node.meta.get("inner") or node.meta.get("step")),
+            "sizes_meet": node.meta.get("sizes_meet", False)}
 
 
 def out_write(node: Node) -> Node | None:
@@ -432,7 +433,7 @@ class Graph:
              val: Any = None, source: Any = None, quiet: bool = False,
              method: str | None = None, before: Node | None = None,
              ufunc: tuple | None = None, out_write: bool = False, step: bool = False,
-             errstate: tuple = ()) -> Node:
+             errstate: tuple = (), sizes_meet: bool = False) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
         under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
@@ -444,7 +445,8 @@ class Graph:
         than its result (capture's ``inner``, which ir/passes.py reads, kept through aot
         as ``step``: lowering/lower.py ``_store_picked``); ``errstate``: the kinds a
         ``with np.errstate(...='ignore')`` around its line ignores (capture's
-        variables/errstate.py)."""
+        variables/errstate.py); ``sizes_meet``: run-time sizes its operands may not
+        broadcast (capture/dims.py ``sizes_meet``: kept unused, ir/passes.py)."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -468,6 +470,8 @@ class Graph:
             node.meta["step"] = True
         if errstate:
             node.meta["errstate"] = errstate
+        if sizes_meet:
+            node.meta["sizes_meet"] = True
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

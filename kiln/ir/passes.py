@@ -96,10 +96,12 @@ def has_side_effects(node: Node) -> bool:
 
 
 def must_stay(node: Node) -> bool:
-    """Kept even when unused: it writes memory, it may raise, or it may warn of a
-    floating-point error (as NumPy would)."""
+    """Kept even when unused: it writes memory, it may raise (``sizes_meet``: its operands'
+    run-time sizes may not broadcast, capture/dims.py), or it may warn of a floating-point
+    error (as NumPy would)."""
     return has_side_effects(node) or (node.kind == "call" and (
-        node.target.raises(node.args) or node.target.state is not None or may_warn_call(node)))
+        node.target.raises(node.args) or node.target.state is not None or node.meta.get("sizes_meet")
+        or may_warn_call(node)))
 
 
 _ELEMENTWISE = (Category.POINTWISE, Category.REDUCTION, Category.SCAN)

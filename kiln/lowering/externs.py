@@ -40,6 +40,14 @@ class ExternLowering:
                               strides_of=lambda v: self.operand_strides(v, id(v) in written))
 
         def operand(i: int, v: Any) -> Any:
+            if laid_out and isinstance(v, BufferValue) and v.buf.kind == "extern" and \
+                    getattr(v, "layout", None) not in (None, tuple(v.strides)):
+                # an extern's result in NumPy's layout, which its memory is not where kernels
+                # read it (the wrapper copies it C-ordered): np.sort(x) of a Fortran-ordered
+                # x, then ``v[::-1] += x`` (index_put lays out its result as its operand)
+                copy = self.identity(v)
+                copy.layout = v.layout
+                return self.realize_laid_out(copy, f"an operand of {op.name}")
             if laid_out and isinstance(v, (Pointwise, BufferValue)):
                 return self.realize_laid_out(v, f"an operand of {op.name}")
             if isinstance(v, Pointwise):

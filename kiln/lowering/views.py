@@ -28,6 +28,9 @@ class ViewLowering:
         x, rest = args[0], args[1:]
         if not isinstance(x, (BufferValue, Pointwise)) or op.layout is None:
             return None
+        if op.layout_dependent and isinstance(x, BufferValue) and x.buf.kind == "extern" and \
+                self._aliasing_extern(x.buf.name):
+            return None   # (its memory is the caller's array's, any layout: NumPy decides)
         spans = self._spans(op, x.shape, rest)   # the layout rule's view of the inputs
         if any(isinstance(v, Value) for v in iter_values(spans)):
             return None
@@ -53,6 +56,14 @@ class ViewLowering:
                 return None
         shape, strides, offset = result
         return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
+
+    def _aliasing_extern(self, name: str) -> bool:
+        """Is buffer ``name`` the result of an extern that may be a view of its operand
+        (``y.view()``, ``astype(copy=False)``)? Its strides are then the operand's, not
+        the C order its buffer says: ``np.ravel(y.view())`` of a broadcast y is a copy
+        (tests/fuzz/views.py seed 11555)."""
+        from .nodes import ExternNode
+        return any(isinstance(n, ExternNode) and n.name == name and n.op.may_alias for n in self.nodes)
 
     def view_part(self, part: str, x: Value, meta: TensorMeta) -> Pointwise | None:
         """``z.real`` / ``z.imag`` read part by part where nothing needs the view's memory

@@ -385,10 +385,14 @@ def fill_may_raise(floats: bool) -> Callable[..., bool]:
     """``raises_for(x, fill_value)`` of a fill into x's dtype, kept when unused where NumPy
     may raise: a Python int out of an integer dtype's range (or known only at run time:
     OverflowError), and with ``floats`` (``x.fill``, which converts with ``int()``) any
-    float into an integer dtype (NaN, 1e300)."""
+    float into an integer dtype (NaN, 1e300) and any complex into a real one (``float()``:
+    TypeError)."""
     def raises_for(x: Any, fill_value: Any) -> bool:
         meta, value = (a.val if hasattr(a, "graph") else a for a in (x, fill_value))
         dtype = np.dtype(dtype_token(meta))
+        if floats and dtype.kind in "iuf" and type(value) is not bool and \
+                np.dtype(dtype_token(value)).kind == "c":
+            return True
         if dtype.kind not in "iu":
             return False
         if type(value) is int:

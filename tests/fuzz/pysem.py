@@ -395,14 +395,7 @@ def minimize(prog: SemProgram, backends=("eager", "cpp")) -> SemProgram:
         if p.ret != "out":
             yield SemProgram(p.state, p.body, "out", p.method, p.calls, p.between)
 
-    changed = True
-    while changed:
-        changed = False
-        for cand in variants(prog):
-            if fails(cand):
-                prog, changed = cand, True
-                break
-    return prog
+    return runner.shrink(prog, variants, fails)
 
 
 def main() -> int:

@@ -311,6 +311,19 @@ def fails(check_fn: Any, program: Any, backends: tuple) -> bool:
     return False
 
 
+def shrink(program: Any, variants: Any, fails: Any) -> Any:
+    """A minimizer's loop: take the first of ``variants(program)`` that ``fails``, again,
+    until none does."""
+    changed = True
+    while changed:
+        changed = False
+        for cand in variants(program):
+            if fails(cand):
+                program, changed = cand, True
+                break
+    return program
+
+
 def long_run(name: str, check_seed, minimized, default_backends: str, every: int = 100) -> int:
     """A generator's long run (``python -m tests.fuzz.<name>``): KILN_FUZZ_<NAME>_SEED (first
     seed), KILN_FUZZ_<NAME>_PROGRAMS (how many), KILN_FUZZ_<NAME>_BACKENDS (comma list);
