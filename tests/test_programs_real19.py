@@ -2,7 +2,7 @@
 material as users paste it, reproduced from memory in its own style (globals, in-place
 ops, fancy indexing, np.newaxis, chained methods): "100 NumPy exercises"
 (rougier/numpy-100: nearest value, moving average by cumsum, matrix rank by SVD, sliding
-windows, unique rows, Game of Life, bincount-weighted sums, n largest by argpartition,
+windows, unique rows, bincount-weighted sums, n largest by argpartition,
 cartesian product, rows with unequal values, integers to a binary matrix, np.add.reduceat
 means, row swaps, a Cauchy matrix, sums over the last two axes), numpy.org tutorials
 (an MNIST-like MLP step with relu, one-hot and cross-entropy backprop, Moore's law by
@@ -13,7 +13,15 @@ histogram by hand with searchsorted and np.add.at), Rougier's "From Python to Nu
 (random walk, Mandelbrot escape counts, maze distances by Bellman-Ford diffusion, a smoke
 solver's diffusion and advection, Collatz steps) and scipy-lectures (data statistics,
 population dynamics, Markov chain stationary distribution). Structured dtypes are not
-claimed by kiln (docs/coverage.md), so the record-array examples were left out.
+claimed by kiln (docs/coverage.md), so the record-array examples were left out; the Game of
+Life is real13's game_of_life_by_slicing. Mandelbrot keeps Rougier's float32/complex64
+(npbench's is float64). Every program ran against NumPy on cpp, cpp-dynamic, eager and
+aot_eager with the cost model on and off. Fixed: ``A.flat[::n + 1] += alpha`` (and
+``Z.flat[k]``) on an array of more than 4096 elements broke the graph five times, since
+``A.flat`` enumerated its steps when made (test_programs_real7.py). Left: numpy-100 #61's
+``Z.flat[np.abs(Z - z).argmin()]`` breaks at the run-time index (NumPy's out-of-bounds
+message for flat differs from indexing's), and a fused argmin/argmax runs one in-order
+scalar chain: 1.7x NumPy's SIMD argmin on 200,000 float64 in warm memory.
 """
 from __future__ import annotations
 
@@ -67,20 +75,6 @@ def unique_rows(Z):
     T = np.ascontiguousarray(Z).view(np.dtype((np.void, Z.dtype.itemsize * Z.shape[1])))
     _, idx = np.unique(T, return_index=True)
     return uZ, Z[np.sort(idx)]
-
-
-@program((_g.integers(0, 2, (12, 12)), 4), (np.pad(np.ones((3, 1), i64), ((2, 2), (2, 2))), 2))
-def game_of_life(Z, steps):
-    # #79: the Game of Life, Rougier's slicing version
-    for i in range(steps):
-        N = (Z[0:-2, 0:-2] + Z[0:-2, 1:-1] + Z[0:-2, 2:] +
-             Z[1:-1, 0:-2] + Z[1:-1, 2:] +
-             Z[2:, 0:-2] + Z[2:, 1:-1] + Z[2:, 2:])
-        birth = (N == 3) & (Z[1:-1, 1:-1] == 0)
-        survive = ((N == 2) | (N == 3)) & (Z[1:-1, 1:-1] == 1)
-        Z[...] = 0
-        Z[1:-1, 1:-1][birth | survive] = 1
-    return Z
 
 
 @program((np.array([1, 2, 3, 4, 5, 6]), np.array([1, 3, 9, 3, 4, 1])),
@@ -423,7 +417,7 @@ def markov_stationary(P):
 
 # (every program ran on cpp, cpp-dynamic, eager and aot_eager, with the cost model on and
 # off, when written; the fused ones keep C++ in the suite's budget)
-_CPP = ("game_of_life", "lstm_steps", "mandelbrot_counts", "collatz_steps", "smoke_diffuse_advect",
+_CPP = ("lstm_steps", "mandelbrot_counts", "collatz_steps", "smoke_diffuse_advect",
         "xray_edges", "centering", "rows_unequal", "k_nearest_neighbors", "sliding_windows", "random_walk")
 test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
