@@ -1362,6 +1362,31 @@ def test_flat_with_a_slice_is_captured():
         assert all((g == e).all() and g.shape == e.shape for g, e in zip(got, exp)), (v, got, exp)
 
 
+def test_flat_of_a_large_array_indexes_and_iterating_it_breaks():
+    """``A.flat[::n + 1] += alpha`` on a 100x100 matrix broke the graph five times:
+    ``A.flat`` enumerated its 10,000 steps when made (more than an unrolled loop takes),
+    though indexing unrolls nothing. Now only iterating it breaks (and gives Python's
+    values); a slice selecting more than that many elements breaks too."""
+    def diag_add(A, alpha):
+        n = A.shape[0]
+        A.flat[::n + 1] += alpha
+        return A.flat[n + 1], A.flat[-1], A.sum()
+    out = kiln.explain(diag_add)(np.zeros((100, 100)), 2.0)
+    assert out.graph_break_count == 0, str(out)
+    compiled = kiln.compile(diag_add, backend="eager")
+    A, B = np.arange(10000.0).reshape(100, 100), np.arange(10000.0).reshape(100, 100)
+    assert compiled(A, 2.0) == diag_add(B, 2.0) and (A == B).all()
+
+    def walk(Z):
+        return sum(v for v in Z.flat), list(Z.flat[::2])[:3]
+    out = kiln.explain(walk)(np.arange(4100.0))
+    assert [b for b in out.break_reasons if "4100 indices" in b.reason], str(out)
+    assert kiln.compile(walk, backend="eager")(np.arange(4100.0)) == walk(np.arange(4100.0))
+    big = np.arange(8200.0)
+    out = kiln.explain(lambda z: z.flat[::2] * 2)(big)
+    assert [b for b in out.break_reasons if "4100 indices" in b.reason], str(out)
+
+
 def _shifted(x, a, *, scale=1.0):
     return (x - a) * scale
 

@@ -175,14 +175,26 @@ class NdEnumerateVariable(LazyIteratorVariable):
 
 class FlatIterVariable(LazyIteratorVariable):
     """``a.flat``: a's elements in C order whatever its layout, each read when taken (the
-    loop unrolls); ``a.flat[i]`` with a constant int reads one element."""
+    loop unrolls); ``a.flat[i]`` with a constant int reads one element. Indexing unrolls
+    nothing, so an array too large to iterate (``A.flat[::n + 1] += alpha`` on 100x100)
+    still indexes; its steps (``pending``) break where something reads them."""
 
     def __init__(self, tx, array: VariableTracker) -> None:
         shape = tuple(array.getattr(tx, "shape").as_constant(tx))
-        _count(tx, shape, "ndarray.flat")
-        super().__init__(list(np.ndindex(*shape)))
+        self.tx, self.shape = tx, shape
+        self.unrolls = int(np.prod(shape, dtype=np.int64)) <= MAX_UNROLLED_INDICES
+        super().__init__(list(np.ndindex(*shape)) if self.unrolls else [])
         self.array = array
-        self.shape = shape
+
+    @property
+    def pending(self) -> list:
+        if not self.unrolls:
+            _count(self.tx, self.shape, "ndarray.flat")
+        return self._pending
+
+    @pending.setter
+    def pending(self, steps: list) -> None:
+        self._pending = steps
 
     def describe(self) -> str:
         return "ndarray.flat iterator"
@@ -203,7 +215,9 @@ class FlatIterVariable(LazyIteratorVariable):
         other indices break."""
         i = index.as_constant(tx) if index.is_constant() else None
         if isinstance(i, slice):
-            flat = np.arange(int(np.prod(self.shape, dtype=np.int64)))[i]
+            flat = range(int(np.prod(self.shape, dtype=np.int64)))[i]
+            _count(tx, (len(flat),), f"ndarray.flat[{index.describe()}]")   # (constant index arrays)
+            flat = np.arange(flat.start, flat.stop, flat.step, dtype=np.int64)
             return ConstantVariable(np.unravel_index(flat, self.shape) if self.shape else flat)
         if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
             tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}]: only a "
