@@ -135,3 +135,50 @@ def test_recompile_reason_of_an_object_whose_repr_raises():
     o, y = f(half, np.ones(2))
     assert o is half and len(f.cache_entries) == 2
     np.testing.assert_array_equal(y, [2.0, 2.0])
+
+
+def _scaler(k):
+    def scale(x, shift=None, j=2):
+        return x * k + (j if shift is None else shift)
+    return scale
+
+
+_SCALE = kiln.compile(_scaler(3.0), backend="eager")
+
+
+def test_a_compiled_helper_with_defaults_and_a_closure_keeps_one_entry():
+    # opt_einsum's backends.get_func(func, backend="numpy", default=None) and the library's
+    # other compiled helpers with defaults: inlined into a compiled caller, their defaults
+    # and closure cells were guarded as ``helper.__defaults__[0]`` on the kiln.compile
+    # wrapper, which has none: no entry held again, one recompile per call (emcee's
+    # test_deal_with_scalar_likes, numdifftools' test_high_order_derivative: minutes).
+    def outer(x):
+        return _SCALE(x) + 1
+
+    f = kiln.compile(outer, backend="eager")
+    for n in range(3):
+        np.testing.assert_array_equal(f(np.arange(3.0) + n), (np.arange(3.0) + n) * 3 + 3)
+    assert len(f.cache_entries) == 1
+
+
+def test_a_recompile_frees_the_arguments_when_it_returns():
+    # opt_einsum's test_sharing_nesting (weakref, no gc.collect()): a recompile asks each
+    # entry which guards fail; a value its guard could not read (x.shape[1] of a 1-d x) was
+    # kept as the exception with its traceback, which held the explaining frame and the
+    # list holding the exception: a cycle keeping the call's arguments until gc ran.
+    import gc
+    import weakref
+
+    f = kiln.compile(lambda x: x * 2, backend="eager")
+    f(np.ones((2, 3)))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        y = np.ones(3)
+        ref = weakref.ref(y)
+        f(y)
+        del y
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
