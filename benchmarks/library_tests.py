@@ -99,12 +99,17 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_terminal_summary(terminalreporter):
     """How many functions were compiled and how many hold cache entries at the end (with
-    ``--reset-per-test``, those of the last test only): a run that compiled nothing says so."""
+    ``--reset-per-test``, those of the last test only): a run that compiled nothing says so,
+    and the functions holding the most entries are named where one holds more than 10."""
     if MODE != "plain":
         held = [w for w, _ in _compiled.values() if w.cache_entries]
         terminalreporter.write_line(
             f"kiln ({MODE}): {len(_compiled)} functions compiled, {len(held)} hold "
             f"{sum(len(w.cache_entries) for w in held)} cache entries")
+        most = sorted(held, key=lambda w: -len(w.cache_entries))[:3]
+        if most and len(most[0].cache_entries) > 10:   # a function recompiling per call
+            terminalreporter.write_line("kiln: most entries: " + ", ".join(
+                f"{w.fn.__qualname__} ({len(w.cache_entries)})" for w in most))
 
 
 def main(argv: list[str]) -> int:

@@ -182,3 +182,17 @@ def test_a_recompile_frees_the_arguments_when_it_returns():
     finally:
         if was:
             gc.enable()
+
+
+def test_isscalar_of_a_run_time_number_reads_only_its_type():
+    # emcee's _scalar (``float(fx) if np.isscalar(fx) else np.asarray(fx).item()``) on the
+    # float a log-probability returns: np.isscalar's answer, a constant, left the number
+    # handed to no op, so it was specialized (guard ``fx == 0.637``): one entry per value,
+    # 2101 entries in test_deal_with_scalar_likes, which took 15 minutes.
+    def scalar(fx):
+        return (float(fx), 1) if np.isscalar(fx) else (float(np.asarray(fx).item()), 2)
+
+    f = kiln.compile(scalar, backend="eager")
+    for v in (0.5, 0.25, np.float64(0.5), np.float64(1.5), 3, np.array([2.0]), np.array(1.0)):
+        assert f(v) == scalar(v)
+    assert len(f.cache_entries) == 4   # by type: float, np.float64, int, an array
