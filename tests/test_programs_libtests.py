@@ -196,3 +196,29 @@ def test_isscalar_of_a_run_time_number_reads_only_its_type():
     for v in (0.5, 0.25, np.float64(0.5), np.float64(1.5), 3, np.array([2.0]), np.array(1.0)):
         assert f(v) == scalar(v)
     assert len(f.cache_entries) == 4   # by type: float, np.float64, int, an array
+
+
+def test_divmod_of_run_time_ints_reads_them_at_run_time():
+    # sgp4's _day_of_year_to_month_day(day_of_year, is_leap), called by its tests for every
+    # day of two years: divmod was folded, guarding day_of_year by value (731 entries).
+    def month_day(day_of_year, is_leap):
+        bump = (2 - is_leap) * (day_of_year >= 60 + is_leap)
+        month, day = divmod(2 * (day_of_year - 1 + bump), 61)
+        return month + 1, day // 2 + 1, divmod(-day_of_year, 7), divmod(is_leap, 2)
+
+    f = kiln.compile(month_day, backend="eager")
+    for d in (1, 59, 60, 365):
+        assert f(d, d == 60) == month_day(d, d == 60)
+    assert len(f.cache_entries) == 1
+    try:
+        divmod(5, 0)
+    except ZeroDivisionError as e:
+        expected = str(e)
+    g = kiln.compile(lambda a, b: divmod(a, b), backend="eager")
+    g(5, 2)
+    try:
+        g(5, 0)
+    except ZeroDivisionError as e:
+        assert str(e) == expected
+    else:
+        raise AssertionError("divmod(5, 0) did not raise")
