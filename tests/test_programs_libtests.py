@@ -200,11 +200,13 @@ def test_isscalar_of_a_run_time_number_reads_only_its_type():
 
 def test_divmod_of_run_time_ints_reads_them_at_run_time():
     # sgp4's _day_of_year_to_month_day(day_of_year, is_leap), called by its tests for every
-    # day of two years: divmod was folded, guarding day_of_year by value (731 entries).
+    # day of two years: divmod was folded, guarding day_of_year by value (731 entries);
+    # its invjday's divmod(second, 60.0) of a float, the same (619).
     def month_day(day_of_year, is_leap):
         bump = (2 - is_leap) * (day_of_year >= 60 + is_leap)
         month, day = divmod(2 * (day_of_year - 1 + bump), 61)
-        return month + 1, day // 2 + 1, divmod(-day_of_year, 7), divmod(is_leap, 2)
+        minute, second = divmod(day_of_year * -86.4, 60.0)   # (its days2mdhms)
+        return month + 1, day // 2 + 1, divmod(-day_of_year, 7), divmod(is_leap, 2), minute, second
 
     f = kiln.compile(month_day, backend="eager")
     for d in (1, 59, 60, 365):

@@ -370,9 +370,15 @@ class BuiltinVariable(ConstantVariable):
     def call_divmod(self, tx, a, b) -> VariableTracker:
         """Of Python ints, one a run-time value: ``(a // b, a % b)``, which is Python's
         divmod of ints (and its ZeroDivisionError), read at run time; folding guarded
-        the value, an entry per value (sgp4's _day_of_year_to_month_day: 731 entries)."""
-        if not (a.is_constant() and b.is_constant()) and _python_type(a) in (int, bool) \
-                and _python_type(b) in (int, bool):
+        the value, an entry per value (sgp4's _day_of_year_to_month_day: 731 entries).
+        Of Python floats by a constant other than 0 (``divmod(second, 60.0)``) too: the
+        same values (CPython computes all three alike); only the message of a division
+        by zero differs ("float divmod()")."""
+        ints = (int, bool)
+        numbers = _python_type(a) in ints + (float,) and _python_type(b) in ints + (float,)
+        if not (a.is_constant() and b.is_constant()) and numbers and (
+                _python_type(a) in ints and _python_type(b) in ints
+                or b.is_constant() and b.value != 0):
             from .containers import TupleVariable
             return TupleVariable([tx.binary_op(operator.floordiv, a, b),
                                   tx.binary_op(operator.mod, a, b)])
