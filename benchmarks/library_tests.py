@@ -12,8 +12,8 @@ decorated the library's code would see it. ``--methods`` compiles the methods (a
 staticmethods) of the package's classes as well (dunders aside). ``plain`` swaps in a
 plain ``*a, **k`` wrapper instead: a test failing there is an artifact of the swap (an
 identity check), not kiln's; running pytest on the package without this plugin is the
-baseline. The cost model is
-off and the recompile limit high (benchmarks/numpy_tests.py's runner), so calls compile.
+baseline. The cost model is off and the recompile limit high (benchmarks/numpy_tests.py's
+runner), so calls compile.
 """
 from __future__ import annotations
 
