@@ -248,3 +248,29 @@ def test_a_warning_with_a_stacklevel_names_the_users_frame():
                 fn(np.ones(2), level)   # the line stacklevel 2 names
             seen.append((w[0].filename, w[0].lineno, w[0].message.args))
         assert seen[0] == seen[1], level
+
+
+class _Structure(dict):   # colour-science's Structure: a dict read through attributes
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+
+_CONSTANTS = _Structure(alpha=lambda twelve_bits: 1.0993 if twelve_bits else 1.099)
+
+
+def test_a_break_at_a_call_whose_callable_the_segment_loads():
+    # colour's oetf_BT2020: ``a = constants.alpha(is_12_bits_system)`` breaks at the call
+    # with only ``constants`` on the stack (the segment loads the method itself); the
+    # warnings.warn check read the callable's slot off that shorter stack (IndexError).
+    def gamma(x, twelve_bits):
+        a = _CONSTANTS.alpha(twelve_bits)
+        return x * a
+
+    def below(x):
+        return x < gamma(x, False)   # (the break is inside the inlined helper)
+
+    f = kiln.compile(below, backend="eager")
+    np.testing.assert_array_equal(f(np.ones(2)), below(np.ones(2)))

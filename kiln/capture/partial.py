@@ -364,7 +364,12 @@ def _warn_counting_user_frames(stack, nulls, facts, a, exprs, rebuild) -> None:
     segment calls :func:`warn_from_segment` instead, whose ``stacklevel`` counts the
     user's frames only (pykalman's ``warnings.warn(..., stacklevel=2)`` named kiln's
     entry, not the caller of the compiled function)."""
-    slot = bf.callable_slot(facts.names[a], facts.args[a], len(stack), nulls)
+    # (the stack is the segment's at its start, which may be before the call: the slot is
+    # the callable's at the call, and the callable was on the stack already)
+    depth = facts.depth[a]
+    slot = bf.callable_slot(facts.names[a], facts.args[a], depth, nulls) if depth is not None else None
+    if slot is None or not 0 <= slot < len(stack):
+        return
     var = stack[slot]
     if isinstance(var, ConstantVariable) and var.value is warnings.warn:
         exprs[sum(1 for p in range(slot) if p not in nulls)] = rebuild.ns.ref(warn_from_segment, "c")
