@@ -8,11 +8,12 @@ After collection, every function defined at module level in the package's own mo
 (its tests and test helpers aside: ``numpy_financial.npv``, ``einops.rearrange``, the
 private helpers its classes call) becomes ``kiln.compile(fn)``, in the package's modules
 and in its test modules, so the library calls the compiled versions too, as a user who
-decorated the library's code would see it. ``--methods`` compiles the methods of the
-package's classes as well (dunders aside). ``plain`` swaps in a plain ``*a, **k`` wrapper
-instead: a test failing there is an artifact of the swap (an identity check), not kiln's;
-running pytest on the package without this plugin is the baseline. The cost model is
-off and the recompile limit high (benchmarks/numpy_tests.py's runner), so calls compile.
+decorated the library's code would see it. ``--methods`` compiles the methods (and
+staticmethods) of the package's classes as well (dunders aside). ``plain`` swaps in a
+plain ``*a, **k`` wrapper instead: a test failing there is an artifact of the swap (an
+identity check), not kiln's; running pytest on the package without this plugin is the
+baseline. The cost model is off and the recompile limit high (benchmarks/numpy_tests.py's
+runner), so calls compile.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ __all__ = ["pytest_collection_modifyitems", "pytest_runtest_setup", "pytest_term
 PACKAGES = [p for p in os.environ.get("KILN_LIBTESTS_PACKAGES", "").split(",") if p]
 METHODS = os.environ.get("KILN_LIBTESTS_METHODS") == "1"
 _compiled: dict = {}    # id(library function) -> (its replacement, the function)
+_methods: list = []     # (--methods) the replacements of the classes' methods
 
 
 def _is_test_module(name: str) -> bool:
@@ -50,10 +52,14 @@ def _replacement(fn):
     return kiln.compile(fn, backend=MODE)
 
 
-def _own_functions(ns: dict, owner: str) -> list:
+def _own_functions(ns: dict, owner: str, static: bool = False) -> list:
+    """The functions defined in module ``owner`` among ``ns``'s values (``static``: those
+    of its staticmethods too, geographiclib's Math.sum, as the staticmethod)."""
+    def fn_of(v):
+        return v.__func__ if static and type(v) is staticmethod else v
     return [(k, v) for k, v in ns.items()
-            if type(v) is types.FunctionType and not k.startswith("__")
-            and v.__module__ == owner and "<locals>" not in v.__qualname__]
+            if type(fn_of(v)) is types.FunctionType and not k.startswith("__")
+            and fn_of(v).__module__ == owner and "<locals>" not in fn_of(v).__qualname__]
 
 
 def _compile_package() -> dict:
@@ -67,8 +73,13 @@ def _compile_package() -> dict:
             continue
         for cls in list(vars(mod).values()):
             if isinstance(cls, type) and cls.__module__ == mod.__name__:
-                for k, fn in _own_functions(vars(cls), mod.__name__):
-                    setattr(cls, k, _replacement(fn))
+                for k, fn in _own_functions(vars(cls), mod.__name__, static=True):
+                    if type(fn) is staticmethod:
+                        _methods.append(_replacement(fn.__func__))
+                        setattr(cls, k, staticmethod(_methods[-1]))
+                    else:
+                        _methods.append(_replacement(fn))
+                        setattr(cls, k, _methods[-1])
     return {k: w for k, (w, _) in _compiled.items()}
 
 
@@ -99,12 +110,18 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_terminal_summary(terminalreporter):
     """How many functions were compiled and how many hold cache entries at the end (with
-    ``--reset-per-test``, those of the last test only): a run that compiled nothing says so."""
+    ``--reset-per-test``, those of the last test only): a run that compiled nothing says so,
+    and the functions holding the most entries are named where one holds more than 10."""
     if MODE != "plain":
-        held = [w for w, _ in _compiled.values() if w.cache_entries]
+        compiled = [w for w, _ in _compiled.values()] + _methods
+        held = [w for w in compiled if w.cache_entries]
         terminalreporter.write_line(
-            f"kiln ({MODE}): {len(_compiled)} functions compiled, {len(held)} hold "
+            f"kiln ({MODE}): {len(compiled)} functions compiled ({len(_methods)} methods), {len(held)} hold "
             f"{sum(len(w.cache_entries) for w in held)} cache entries")
+        most = sorted(held, key=lambda w: -len(w.cache_entries))[:3]
+        if most and len(most[0].cache_entries) > 10:   # a function recompiling per call
+            terminalreporter.write_line("kiln: most entries: " + ", ".join(
+                f"{w.fn.__qualname__} ({len(w.cache_entries)})" for w in most))
 
 
 def main(argv: list[str]) -> int:

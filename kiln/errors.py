@@ -7,7 +7,18 @@ with their own type and message.
 """
 from __future__ import annotations
 
+import os
 import warnings
+
+_KILN_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def is_kiln_frame(frame) -> bool:
+    """Is ``frame`` kiln's own (its modules, or the entries and wrappers it generates,
+    whose file names start with ``<kiln``)? The user's code run as Python at a graph
+    break (a segment) has the user's file name."""
+    name = frame.f_code.co_filename
+    return name.startswith(_KILN_DIR) or name.startswith("<kiln")
 
 
 class KilnError(RuntimeError):

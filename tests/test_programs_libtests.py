@@ -135,3 +135,142 @@ def test_recompile_reason_of_an_object_whose_repr_raises():
     o, y = f(half, np.ones(2))
     assert o is half and len(f.cache_entries) == 2
     np.testing.assert_array_equal(y, [2.0, 2.0])
+
+
+def _scaler(k):
+    def scale(x, shift=None, j=2):
+        return x * k + (j if shift is None else shift)
+    return scale
+
+
+_SCALE = kiln.compile(_scaler(3.0), backend="eager")
+
+
+def test_a_compiled_helper_with_defaults_and_a_closure_keeps_one_entry():
+    # opt_einsum's backends.get_func(func, backend="numpy", default=None) and the library's
+    # other compiled helpers with defaults: inlined into a compiled caller, their defaults
+    # and closure cells were guarded as ``helper.__defaults__[0]`` on the kiln.compile
+    # wrapper, which has none: no entry held again, one recompile per call (emcee's
+    # test_deal_with_scalar_likes, numdifftools' test_high_order_derivative: minutes).
+    def outer(x):
+        return _SCALE(x) + 1
+
+    f = kiln.compile(outer, backend="eager")
+    for n in range(3):
+        np.testing.assert_array_equal(f(np.arange(3.0) + n), (np.arange(3.0) + n) * 3 + 3)
+    assert len(f.cache_entries) == 1
+
+
+def test_a_recompile_frees_the_arguments_when_it_returns():
+    # opt_einsum's test_sharing_nesting (weakref, no gc.collect()): a recompile asks each
+    # entry which guards fail; a value its guard could not read (x.shape[1] of a 1-d x) was
+    # kept as the exception with its traceback, which held the explaining frame and the
+    # list holding the exception: a cycle keeping the call's arguments until gc ran.
+    import gc
+    import weakref
+
+    f = kiln.compile(lambda x: x * 2, backend="eager")
+    f(np.ones((2, 3)))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        y = np.ones(3)
+        ref = weakref.ref(y)
+        f(y)
+        del y
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_isscalar_of_a_run_time_number_reads_only_its_type():
+    # emcee's _scalar (``float(fx) if np.isscalar(fx) else np.asarray(fx).item()``) on the
+    # float a log-probability returns: np.isscalar's answer, a constant, left the number
+    # handed to no op, so it was specialized (guard ``fx == 0.637``): one entry per value,
+    # 2101 entries in test_deal_with_scalar_likes, which took 15 minutes.
+    def scalar(fx):
+        return (float(fx), 1) if np.isscalar(fx) else (float(np.asarray(fx).item()), 2)
+
+    f = kiln.compile(scalar, backend="eager")
+    for v in (0.5, 0.25, np.float64(0.5), np.float64(1.5), 3, np.array([2.0]), np.array(1.0)):
+        assert f(v) == scalar(v)
+    assert len(f.cache_entries) == 4   # by type: float, np.float64, int, an array
+
+
+def test_divmod_of_run_time_ints_reads_them_at_run_time():
+    # sgp4's _day_of_year_to_month_day(day_of_year, is_leap), called by its tests for every
+    # day of two years: divmod was folded, guarding day_of_year by value (731 entries);
+    # its invjday's divmod(second, 60.0) of a float, the same (619).
+    def month_day(day_of_year, is_leap):
+        bump = (2 - is_leap) * (day_of_year >= 60 + is_leap)
+        month, day = divmod(2 * (day_of_year - 1 + bump), 61)
+        minute, second = divmod(day_of_year * -86.4, 60.0)   # (its days2mdhms)
+        return month + 1, day // 2 + 1, divmod(-day_of_year, 7), divmod(is_leap, 2), minute, second
+
+    f = kiln.compile(month_day, backend="eager")
+    for d in (1, 59, 60, 365):
+        assert f(d, d == 60) == month_day(d, d == 60)
+    assert len(f.cache_entries) == 1
+    try:
+        divmod(5, 0)
+    except ZeroDivisionError as e:
+        expected = str(e)
+    g = kiln.compile(lambda a, b: divmod(a, b), backend="eager")
+    g(5, 2)
+    try:
+        g(5, 0)
+    except ZeroDivisionError as e:
+        assert str(e) == expected
+    else:
+        raise AssertionError("divmod(5, 0) did not raise")
+
+
+def _warns_for_its_caller(x, level):
+    y = x * 2
+    if y.sum() > 0:   # (a break first: the warning comes from a resume function)
+        y = y + 1
+    warnings.warn("time-varying", UserWarning, stacklevel=level)
+    return y
+
+
+def test_a_warning_with_a_stacklevel_names_the_users_frame():
+    # pykalman's KalmanFilter.em: warnings.warn(..., stacklevel=2) runs as Python at a
+    # break; the frame above the segment was kiln's entry, so the warning named
+    # '<kiln ... entry #2615>', line 8, not the test calling em (filters by module and
+    # the once-per-line registry then differ).
+    f = kiln.compile(_warns_for_its_caller, backend="eager")
+    for level in (1, 2, 3):
+        seen = []
+        for fn in (_warns_for_its_caller, f):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn(np.ones(2), level)   # the line stacklevel 2 names
+            seen.append((w[0].filename, w[0].lineno, w[0].message.args))
+        assert seen[0] == seen[1], level
+
+
+class _Structure(dict):   # colour-science's Structure: a dict read through attributes
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError as e:
+            raise AttributeError(name) from e
+
+
+_CONSTANTS = _Structure(alpha=lambda twelve_bits: 1.0993 if twelve_bits else 1.099)
+
+
+def test_a_break_at_a_call_whose_callable_the_segment_loads():
+    # colour's oetf_BT2020: ``a = constants.alpha(is_12_bits_system)`` breaks at the call
+    # with only ``constants`` on the stack (the segment loads the method itself); the
+    # warnings.warn check read the callable's slot off that shorter stack (IndexError).
+    def gamma(x, twelve_bits):
+        a = _CONSTANTS.alpha(twelve_bits)
+        return x * a
+
+    def below(x):
+        return x < gamma(x, False)   # (the break is inside the inlined helper)
+
+    f = kiln.compile(below, backend="eager")
+    np.testing.assert_array_equal(f(np.ones(2)), below(np.ones(2)))

@@ -332,6 +332,8 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     if c.attribute is not None and c.inputs and isinstance(c.inputs[0], ArrayArg):
         used.add(id(c.inputs[0]))
         return c.inputs[0].var.getattr(tx, c.attribute)
+    if c.type_only:   # (a run-time number's type is guarded: its value is not read)
+        used.update(id(v) for v in flatten(c.inputs) if id(v) in scalars)
     _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
     before = len(tx.output.graph.nodes)
     try:

@@ -33,9 +33,11 @@ import functools
 import sys
 import threading
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..errors import is_kiln_frame
 from ..ir import Graph
 from ..ops.registry import CALLER_FRAME_READERS
 from . import bytecode_facts as bf
@@ -44,7 +46,7 @@ from . import resume as R
 from .breaks import BreakGraph
 from .flow import null_consumer, statement_lines
 from .rebuild import Rebuilder, _frozen_cells
-from .variables.base import NULL, CellVariable, VariableTracker
+from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
 from .variables.functions import NestedFunctionVariable, UserFunctionVariable
 
 
@@ -266,6 +268,8 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         if break_depth > 0 and facts.names[b] in bf.CALL_OPS \
                 and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
+        if facts.names[b] in bf.CALL_OPS and R.is_straight(facts, a, b, bp.opened):
+            _warn_counting_user_frames(stack, nulls, facts, b, exprs, rebuild)
         exprs += [rebuild(var) for var in bound.values()]
         # a loop whose body returns ends the graph (loop_returns._return_after): the entry
         # returns its value where it returned
@@ -358,6 +362,37 @@ def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
                 and not getattr(value, "__kiln_graph_break__", False) and value not in found:
             found.append(value)
     return found
+
+
+def _warn_counting_user_frames(stack, nulls, facts, a, exprs, rebuild) -> None:
+    """The break is the call of ``warnings.warn`` (which capture runs as Python): the
+    segment calls :func:`warn_from_segment` instead, whose ``stacklevel`` counts the
+    user's frames only (pykalman's ``warnings.warn(..., stacklevel=2)`` named kiln's
+    entry, not the caller of the compiled function)."""
+    # (the stack is the segment's at its start, which may be before the call: the slot is
+    # the callable's at the call, and the callable was on the stack already)
+    depth = facts.depth[a]
+    slot = bf.callable_slot(facts.names[a], facts.args[a], depth, nulls) if depth is not None else None
+    if slot is None or not 0 <= slot < len(stack):
+        return
+    var = stack[slot]
+    if isinstance(var, ConstantVariable) and var.value is warnings.warn:
+        exprs[sum(1 for p in range(slot) if p not in nulls)] = rebuild.ns.ref(warn_from_segment, "c")
+
+
+def warn_from_segment(message, category=None, stacklevel=1, *args, **kwargs):
+    """``warnings.warn`` for a segment (the user's code run as Python at a break): the
+    frames between the segment and the compiled function's caller are kiln's (entries,
+    :func:`run`, the dispatcher), so ``stacklevel`` skips them, and the warning names the
+    line, module and registry it names without kiln."""
+    frame, level = sys._getframe(1), 1   # the segment: stacklevel 1
+    if type(stacklevel) is int:
+        for _ in range(stacklevel - 1):
+            frame, level = frame.f_back if frame is not None else None, level + 1
+            while frame is not None and is_kiln_frame(frame):
+                frame, level = frame.f_back, level + 1
+        stacklevel = level + 1           # (counted from here)
+    return warnings.warn(message, category, stacklevel, *args, **kwargs)
 
 
 def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory, use_hook: bool) -> list:

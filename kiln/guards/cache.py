@@ -36,7 +36,9 @@ class CacheEntry:
             with np.errstate(all="ignore"):
                 return self._explainer(*args, **kwargs)
         except TypeError as e:  # the call does not even bind
-            return [(Guard("signature", None, "False", "call matches the signature"), e)]
+            # (without its traceback, which holds this frame and so the call's arguments)
+            return [(Guard("signature", None, "False", "call matches the signature"),
+                     e.with_traceback(None))]
 
     def guard_texts(self) -> list[str]:
         return self.guards.texts()

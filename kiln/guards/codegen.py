@@ -111,7 +111,10 @@ def make_body(fn: types.FunctionType, guards: GuardSet, body: list[str],
 
 
 def make_explainer(fn: types.FunctionType, guards: GuardSet) -> Callable:
-    """A function returning ``[(guard, value seen)]`` for every guard that fails."""
+    """A function returning ``[(guard, value seen)]`` for every guard that fails. A value
+    that could not be read is the exception, without its traceback: that holds this
+    frame, whose list holds the exception (a cycle keeping the call's arguments alive
+    until the cycle collector ran)."""
     namespace = dict(guards.ns.values)
     namespace["_kiln_guards"] = guards.guards
     lines = [f"def _kiln_entry({signature_text(fn.__code__)}):", "    failed = []"]
@@ -124,7 +127,7 @@ def make_explainer(fn: types.FunctionType, guards: GuardSet) -> Callable:
                   "        try:",
                   f"            seen = {guard.seen or 'None'}",
                   "        except Exception as e:",
-                  "            seen = e",
+                  "            seen = e.with_traceback(None)",
                   f"        failed.append((_kiln_guards[{i}], seen))"]
     lines.append("    return failed")
     return _finish("\n".join(lines) + "\n", fn, namespace, "guard-explainer")

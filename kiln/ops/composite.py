@@ -33,6 +33,11 @@ class Composite:
     # The value is this attribute of the first input (``np.shape(x)`` is ``x.shape``):
     # capture reads it as it reads the attribute, with its guards and symbolic sizes.
     attribute: str | None = None
+    # ``fn`` reads only the types of its inputs (np.isscalar): a run-time number among them
+    # is not specialized (its type is guarded already); otherwise one ``fn`` hands to no op
+    # is, and ``np.isscalar(lp)`` of a float argument recompiled per value (emcee's
+    # _scalar: 2101 entries in one test).
+    type_only: bool = False
     # ``fn`` hands each run-time Python number it is given to an op as it is, and gives no
     # op another small int or bool (a literal ``0``, a ``range`` index, a default). Capture
     # finds run-time numbers by identity, and CPython shares the objects of small ints and

@@ -116,7 +116,7 @@ def _isscalar_normalize(element):
     # an array stand-in knows whether it is a NumPy scalar at run time (capture guards it)
     answer = bool(getattr(element, "numpy_scalar", False)) if isinstance(element, TensorMeta) \
         else np.isscalar(element)
-    return Composite(lambda element: answer, (element,))
+    return Composite(lambda element: answer, (element,), type_only=True)
 
 
 spell_composite(np.isscalar, (), _isscalar_normalize, "numpy.isscalar")

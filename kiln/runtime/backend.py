@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import logs
 from ..config import config
-from ..errors import KilnError, RunsOpByOp, Unsupported, warn_fallback
+from ..errors import KilnError, RunsOpByOp, Unsupported, is_kiln_frame, warn_fallback
 from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
 from .launch import fast_call
@@ -103,10 +103,8 @@ def _warn_once(key: str, message: str) -> None:
 
 def _user_stacklevel() -> int:
     """warnings' stacklevel of the innermost frame outside kiln (the user's call)."""
-    kiln_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(2), 2   # 1 is _warn_once, 2 its caller
-    while frame is not None and (frame.f_code.co_filename.startswith(kiln_dir)
-                                 or frame.f_code.co_filename.startswith("<kiln")):
+    while frame is not None and is_kiln_frame(frame):
         frame, level = frame.f_back, level + 1
     return level
 

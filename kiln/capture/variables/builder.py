@@ -282,7 +282,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return DefaultDictVariable(value.default_factory, wrap_dict(tx, value, source).entries, source)
     if is_compiled(value):
         _guard_id(tx, source, value)
-        return UserFunctionVariable(value.__kiln_compiled__, source)
+        return UserFunctionVariable(value.__kiln_compiled__, source, compiled=True)
     if value is np.random.default_rng or value is np.random.RandomState:
         from .numpy_objects import DefaultRngVariable
         _guard_id(tx, source, value)   # (made in the function: a generator of the graph)

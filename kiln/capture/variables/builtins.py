@@ -367,6 +367,20 @@ class BuiltinVariable(ConstantVariable):
         return tx.binary_op(operator.pow, a, b)
 
     def call_divmod(self, tx, a, b) -> VariableTracker:
+        """Of Python ints, one a run-time value: ``(a // b, a % b)``, which is Python's
+        divmod of ints (and its ZeroDivisionError), read at run time; folding guarded
+        the value, an entry per value (sgp4's _day_of_year_to_month_day: 731 entries).
+        Of Python floats by a constant other than 0 (``divmod(second, 60.0)``) too: the
+        same values (CPython computes all three alike); only the message of a division
+        by zero differs ("float divmod()")."""
+        ints = (int, bool)
+        numbers = _python_type(a) in ints + (float,) and _python_type(b) in ints + (float,)
+        if not (a.is_constant() and b.is_constant()) and numbers and (
+                _python_type(a) in ints and _python_type(b) in ints
+                or b.is_constant() and b.value != 0):
+            from .containers import TupleVariable
+            return TupleVariable([tx.binary_op(operator.floordiv, a, b),
+                                  tx.binary_op(operator.mod, a, b)])
         return self._fold(tx, [a, b])
 
     def call_all(self, tx, iterable) -> VariableTracker:
@@ -460,3 +474,10 @@ def sorted_items(tx, items: list, kwargs: dict) -> list:
         keys = call_keys(tx, items, key)
     order = tx.fold(sorted, range(len(items)), key=keys.__getitem__, reverse=reverse.as_constant(tx))
     return [items[i] if not items[i].is_constant() else ConstantVariable(items[i].value) for i in order]
+
+
+def _python_type(v: VariableTracker) -> Any:
+    try:
+        return v.python_type()
+    except Exception:   # noqa: BLE001 - a tracker that does not know its type
+        return None

@@ -25,11 +25,16 @@ def _special_kind(fn: Any) -> str | None:
 
 
 class UserFunctionVariable(VariableTracker):
-    """A Python function that exists outside the frame: inlined when called."""
+    """A Python function that exists outside the frame: inlined when called. One reached
+    through a ``kiln.compile`` wrapper (``source`` names the wrapper) reads its defaults,
+    closure and ``__dict__`` through the wrapper's ``__kiln_compiled__``: the wrapper has
+    none of its own, and guards on ``wrapper.__defaults__`` failed on every call."""
 
-    def __init__(self, fn: types.FunctionType, source: Source | None = None) -> None:
+    def __init__(self, fn: types.FunctionType, source: Source | None = None,
+                 compiled: bool = False) -> None:
         self.fn = fn
         self.source = source
+        self.compiled = compiled
 
     def describe(self) -> str:
         return f"function {self.fn.__qualname__}"
@@ -38,7 +43,9 @@ class UserFunctionVariable(VariableTracker):
         return types.FunctionType
 
     def fn_source(self) -> Source:
-        return self.source if self.source is not None else ObjectSource(self.fn, self.fn.__qualname__)
+        if self.source is None:
+            return ObjectSource(self.fn, self.fn.__qualname__)
+        return AttrSource(self.source, "__kiln_compiled__") if self.compiled else self.source
 
     def closure_cells(self, tx) -> list:
         from .base import CellVariable
