@@ -260,7 +260,7 @@ index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
                    meta=_index_meta,
                    vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                    doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True,
-                   result_order=advanced_order)
+                   result_order=advanced_order, fresh_result=True)
 
 
 def _one_mask(x: Any, index: tuple) -> int | None:
@@ -323,9 +323,11 @@ def _mask_impl(x: Any, index: tuple) -> Any:
 
 getitem_mask = declare("getitem_mask", Category.GATHER, _mask_impl, inputs=("x", "index"),
                        meta=_mask_meta, data_dependent=True, masked_selection=True,
-                       unbacked=_mask_unbacked,
+                       unbacked=_mask_unbacked, fresh_result=True,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                        doc="x[index] with a boolean mask: its length depends on the data")
+# Gathers always copy (NumPy's advanced indexing, a 0-d integer array included, never
+# gives a view): a kernel may write over their result (``y = x[idx]; y[0] = 99``).
 # Gathers: their rules (a scatter-add into zeros of x's dtype) hold for complex values.
 index_op.complex_grad = getitem_mask.complex_grad = True
 

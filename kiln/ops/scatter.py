@@ -188,12 +188,18 @@ def _index_put_vjp(g, out, x, index, value):
     return gx, None, _value_grad(g, index, value, last_write_wins=True)
 
 
+# The largest finite float16: a Python int within it fits every float dtype.
+FLOAT16_MAX = 65504
+
+
 def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
     """May ``x[index] = value`` raise for some run-time values? Not for a basic index of
     constants into a float or complex array of static shape (no dynamic sizes in the
     graph: the shape rule checked the index and the value's shape at capture) given a
-    float, int or bool array or a Python float (``out[0] = a * b``); a Python int could
-    be too large for a float (OverflowError), other indices out of range."""
+    float, int or bool array, a Python float (``out[0] = a * b``) or a Python int no
+    float dtype overflows on (|v| <= 65504, float16's largest: ``z[0] = -1`` counted as
+    raising and made an earlier write into the caller's array copy it); a larger int
+    could be too large for a float (OverflowError), other indices out of range."""
     def constant(e: Any) -> bool:
         if isinstance(e, slice):
             return all(b is None or type(b) is int for b in (e.start, e.stop, e.step))
@@ -204,7 +210,8 @@ def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
             or any(p.meta.get("dynamic_dims") for p in graph.placeholders):
         return True
     v = getattr(value, "val", value)
-    return not (type(v) is float or isinstance(v, TensorMeta) and v.dtype.kind in "fiub")
+    return not (type(v) is float or type(v) is int and -FLOAT16_MAX <= v <= FLOAT16_MAX
+                or isinstance(v, TensorMeta) and v.dtype.kind in "fiub")
 
 
 index_put = declare("index_put", Category.GATHER, _index_put_impl,

@@ -425,6 +425,21 @@ def test_scatter_of_a_value_that_may_warn_in_its_cast_is_not_given_the_argument(
     assert not _writes_into(wrapper, "N"), wrapper
 
 
+def test_a_gathers_result_is_written_over_and_a_small_int_write_keeps_the_argument_in_place():
+    """``y = x[idx]; y[0] = 99``: a gather's result is always a new array (Op.fresh_result),
+    so the kernel writes over it instead of into a copy; ``z[0] = -1`` after ``x[idx[:2]]
+    += 1`` cannot raise (a Python int no float overflows on), so that scatter writes into
+    the caller's x instead of copying it (slow13)."""
+    from tests.test_programs_apps_code import fancy_copies_and_view_writes
+    # (40 rows and a 40-long idx: both writes are scatters, and y, z and x one shape)
+    wrapper = _check_against_numpy(fancy_copies_and_view_writes, RNG.standard_normal((40, 60)),
+                                   np.array([2, 0, 1, 1, 39] * 8))
+    call = wrapper.split("def call")[1]
+    (g,) = re.findall(r"^\s+(\w+) = (?:np\.asarray\()?_ext_index\(x, \(idx,\)\)", call, re.M)
+    assert g in [src for _, src in _in_place(call)] or _writes_into(call, g), wrapper
+    assert _writes_into(call, "x"), wrapper
+
+
 def _two_steps(A, B):
     B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
     A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
