@@ -149,6 +149,13 @@ def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | 
     facts = R.code_facts(bp.code)
     o = R.origin(fn.__code__)
     a, b = max(o.entry, facts.prologue_len), bp.b
+    # A break inside an expression (``np.zeros(len(rows))``, ``np.uint16(int(s) << 8)``)
+    # leaves what the region pushed before it on the exit's stack: a pending call's
+    # callable and its NULL-or-self slot, which only run time decides (a NULL stored to
+    # ``___tmp0`` raised UnboundLocalError). The region runs to the statement's end.
+    while b + 1 < len(facts.names) and facts.depth[b + 1] is not None \
+            and facts.depth[b + 1] > facts.depth[a]:
+        b += 1
     if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
             or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
         return None
