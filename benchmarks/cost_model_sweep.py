@@ -1,8 +1,8 @@
 """Every program checked with the cost model ON (the user's default), at the tests' sizes and
 scaled up, so that both sides of each of its decisions run.
 
-    python -m pytest -n 2 -p benchmarks.cost_model_sweep tests/test_programs*.py \\
-        -k "cpp and not dynamic" -q -p no:cacheprovider > sweep.log 2>&1
+    COST_SWEEP_LOG=failures.txt python -m pytest -n 2 -p benchmarks.cost_model_sweep \\
+        tests/test_programs*.py -k "cpp and not dynamic" -q -p no:cacheprovider > sweep.log 2>&1
 
 The tests turn the cost model off (tests/conftest.py: ``KILN_COST_MODEL=0``), so the
 programs of tests/test_programs*.py are checked only where everything compiles. This pytest
@@ -14,7 +14,7 @@ arguments scaled x10, the small call again, scaled x30 and the small call again
 through one compiled function: small graphs priced out and run as Python, breaks whose
 leading region runs as Python while the rest compiles, and entries that switch between
 Python and compiled as their sizes change. Programs whose calls are factories (views of one
-base) are checked on their own calls only. ``KILN_SWEEP_SCALES=10,30`` sets the factors.
+base) are checked on their own calls only. ``COST_SWEEP_SCALES=10,30`` sets the factors.
 It takes about an hour of one core (loaded machine: more); run it in the background.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from kiln.config import config
 
 from .slowdown_sweep import scaled
 
-SCALES = [int(s) for s in os.environ.get("KILN_SWEEP_SCALES", "10,30").split(",") if s]
+SCALES = [int(s) for s in os.environ.get("COST_SWEEP_SCALES", "10,30").split(",") if s]
 
 
 def schedule(calls: list) -> list:
@@ -72,8 +72,8 @@ def _swept(check, fn, calls, backend):
 
 
 def pytest_runtest_logreport(report):
-    """Each failure as it happens, one line, to ``KILN_SWEEP_LOG`` (the run takes an hour)."""
-    path = os.environ.get("KILN_SWEEP_LOG")
+    """Each failure as it happens, one line, to ``COST_SWEEP_LOG`` (the run takes an hour)."""
+    path = os.environ.get("COST_SWEEP_LOG")
     if path and report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
         line = crash.message.splitlines()[0][:300] if crash else str(report.longrepr)[-300:]
