@@ -15,7 +15,7 @@ through one compiled function: small graphs priced out and run as Python, breaks
 leading region runs as Python while the rest compiles, and entries that switch between
 Python and compiled as their sizes change. Programs whose calls are factories (views of one
 base) are checked on their own calls only. ``COST_SWEEP_SCALES=10,30`` sets the factors.
-It takes about an hour of one core (loaded machine: more); run it in the background.
+926 programs (their cpp case): 33 min with ``-n 2`` on a loaded 2-core machine (load ~15); run it in the background.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _swept(check, fn, calls, backend):
 
 
 def pytest_runtest_logreport(report):
-    """Each failure as it happens, one line, to ``COST_SWEEP_LOG`` (the run takes an hour)."""
+    """Each failure as it happens, one line, to ``COST_SWEEP_LOG`` (the run takes half an hour)."""
     path = os.environ.get("COST_SWEEP_LOG")
     if path and report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
