@@ -209,7 +209,10 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
     if bf.pushes_null(names[i], facts.args[i]):
         # It pushes a NULL or an unbound method (decided at run time): run up to the call
         # that consumes both, so no exit ever holds one.
-        b = max(b, null_consumer(facts, i))
+        while b + 1 < len(names) and not (
+                names[b] in bf.CALL_OPS and b > i and
+                facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
+            b += 1
     if names[i] in _VARIABLE_LOADS and facts.depth[i] is not None:
         # The value of a variable capture cannot hold (a tuple of 300 items): run up to the
         # instruction that takes it off the stack, so the code after resumes without it
@@ -273,19 +276,6 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                     b = max(b, k)
         if (a, b) == (a0, b0):
             return a, b
-
-
-def null_consumer(facts: CodeFacts, i: int) -> int:
-    """The call that takes off the stack the NULL (or unbound method) that instruction
-    ``i`` pushes beside its value: a region that holds ``i`` runs up to it, since an exit
-    cannot pass a NULL on (and whether ``LOAD_METHOD`` pushed one is known only at run
-    time)."""
-    names, b = facts.names, i
-    while b + 1 < len(names) and not (
-            names[b] in bf.CALL_OPS and b > i and
-            facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
-        b += 1
-    return b
 
 
 def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[int, int]:

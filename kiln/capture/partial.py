@@ -44,7 +44,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
-from .flow import null_consumer, statement_lines
+from .flow import statement_lines
 from .rebuild import Rebuilder, _frozen_cells
 from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
 from .variables.functions import NestedFunctionVariable, UserFunctionVariable
@@ -151,11 +151,13 @@ def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | 
     facts = R.code_facts(bp.code)
     o = R.origin(fn.__code__)
     a, b = max(o.entry, facts.prologue_len), bp.b
-    # A NULL pushed before the break and taken by a call after it (``str(int(s) | 3)``:
-    # the NULL under ``str``) would be on the stack at the exit, where the segment cannot
-    # pass it on (the capture from ``a`` knows no NULL there): run up to that call too.
-    b = max([b] + [null_consumer(facts, k) for k in range(a, bp.a)
-                   if bf.pushes_null(facts.names[k], facts.args[k])])
+    # A break inside an expression (``np.zeros(len(rows))``, ``np.uint16(int(s) << 8)``)
+    # leaves what the region pushed before it on the exit's stack: a pending call's
+    # callable and its NULL-or-self slot, which only run time decides (a NULL stored to
+    # ``___tmp0`` raised UnboundLocalError). The region runs to the statement's end.
+    while b + 1 < len(facts.names) and facts.depth[b + 1] is not None \
+            and facts.depth[b + 1] > facts.depth[a]:
+        b += 1
     if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
             or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
         return None

@@ -1039,3 +1039,28 @@ def test_a_priced_out_graph_before_a_break_inside_a_call_keeps_the_calls_null(fn
         got, want = compiled(data.copy()), fn(data.copy())
         assert type(got) is type(want) and got == want
     assert "run as Python" in str(kiln.explain(fn)(np.arange(5)))
+
+
+def counts_per_key(keys, vals, x):
+    rows, inverse = np.unique(keys, return_inverse=True)
+    total = np.zeros(len(rows))          # the break (len of a size read from data) in a call
+    np.add.at(total, inverse, vals)
+    return total, np.sin(x) * 2 + x
+
+
+def test_a_priced_out_region_that_ends_inside_a_pending_call_runs_to_the_statement_s_end():
+    # The region before the break runs as Python (partial.from_start) and ended at
+    # len(rows): its exit stored np.zeros' NULL-or-self slot to ___tmp0, and every call
+    # raised UnboundLocalError (pivot_table_mean_with_missing and 14 more programs with the
+    # cost model on; real18's np.uint16((int(s2) << 8) | int(s1))). The statement runs to its end.
+    keys, vals = np.array([3, 1, 3, 2]), np.array([1.0, 2.0, 3.0, 4.0])
+    x = np.random.default_rng(8).random(30_000)
+    compiled = kiln.compile(counts_per_key)
+    for _ in range(2):
+        for got, want in zip(compiled(keys, vals, x), counts_per_key(keys, vals, x)):
+            np.testing.assert_array_equal(got, want)
+    first, *resumed = compiled.records
+    line = counts_per_key.__code__.co_firstlineno
+    assert first.graph is None and f"lines {line + 1}-{line + 2} run as Python" in first.graph_break.reason, \
+        first.graph_break.reason
+    assert any(r.graph is not None for r in resumed), [(r.function, r.ops) for r in compiled.records]
