@@ -14,6 +14,7 @@ import numpy as np
 
 from ..ir.graph import numpy_call_at
 from ..ir.printer import errstate_prefix, format_value
+from .fast_plan import fast_plan
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
 from .memory import MemoryPlan
@@ -452,7 +453,7 @@ class WrapperCode:
         head += [f"{name} = {text}" for text, name in self.scalars.items()]
         sig = ", ".join(params)
         text = "\n".join(head) + f"\n\n\ndef call({sig}):\n" + "\n".join("    " + l for l in body) + "\n"
-        fast = self._fast_plan(params, fixed, bool(checks) or bool(read))
+        fast = fast_plan(self, params, fixed, bool(checks) or bool(read))
         if fast is not None and casts:
             # the C call checks the floats too: one Python call with the layouts' check
             names = [name for name, _ in fixed] + list(casts)
@@ -469,70 +470,6 @@ class WrapperCode:
             text += self.renderer.wrapper_tail(self._built())
         text += self._main(params)
         return text
-
-    def _fast_plan(self, params: list[str], fixed: list, checked: bool) -> tuple | None:
-        """``call``'s steps as data, when it only allocates fresh C-order arrays of static
-        shapes, launches kernels and returns whole arrays or its own parameters (a
-        3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C) or
-        in the axis order NumPy gives a result (``a.T + b.T``); None for anything else
-        (views, extern calls, sizes, pools, integer checks, a constant's warning).
-
-        ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
-        positions ``_layouts`` checks (``_fast_inputs`` where ``generate`` writes one: also
-        the casts of Python floats); an allocation ``(shape, dtype name)``, or ``(shape,
-        dtype name, strides)`` in another axis order (``_axis_order_strides``); a launch
-        ``(kernel global, args)``; an argument or output ``("i", k)`` parameter k, ``("b",
-        j)`` allocation j, ``("g", name)`` a module global (``_NT``, a constant array)."""
-        low, plan = self.low, self.memory
-        tail = getattr(self.renderer, "fast_launch_tail", None)
-        if tail is None or checked or not self.rendered or low.int_values or low.scalar_outputs \
-                or low.size_checks or plan.at_exit or plan.pooled_outputs or plan.pools \
-                or getattr(low, "constant_casts", ()) \
-                or any(isinstance(k, Scalar) and (getattr(k, "pytype", None) is int
-                                                  or getattr(k, "int_bounds", ()))
-                       or isinstance(k, Buffer) and not all(type(n) is int for n in k.shape)
-                       for _, k in low.inputs):
-            return None
-        where = {name: ("i", k) for k, name in enumerate(params)}
-        allocations: list = []
-        launches: list = []
-        for step, item in enumerate(self.items):
-            if step in self.checks and not plan.allocations.get(step) and all(
-                    isinstance(a, BufferValue) and a.is_whole() and a.buf.name in where for a in item.args):
-                launches.append((self.checks[step], tuple(where[a.buf.name] for a in item.args)))
-                continue
-            if not isinstance(item, Kernel):
-                return None
-            rk = self.rendered[item.name]
-            if rk.size_args or getattr(rk, "offset_args", ()):
-                return None
-            for a in plan.allocations.get(step, ()):
-                if a.how in ("inplace", "reuse") and a.source in where:
-                    where[a.name] = where[a.source]
-                elif a.how == "new" and not getattr(a.buf, "flips", ()) \
-                        and all(type(n) is int for n in a.buf.shape):
-                    where[a.name] = ("b", len(allocations))
-                    allocations.append((tuple(a.buf.shape), np.dtype(a.buf.dtype).name)
-                                       + _axis_order_strides(a.buf))
-                else:
-                    return None
-            args = []
-            for name in [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]:
-                args.append(where.get(name, ("g", name)) if name in where or name in low.constants
-                            else None)
-            if None in args:
-                return None
-            launches.append((rk.name, tuple(args) + tuple(("g", name) for name in tail)))
-        outputs = []
-        for value in low.outputs:
-            if isinstance(value, BufferValue) and value.is_whole() and value.buf.name in where:
-                outputs.append(where[value.buf.name])
-            elif isinstance(value, Scalar) and value.arg and value.name in where:
-                outputs.append(where[value.name])
-            else:
-                return None
-        return (len(params), tuple(where[name][1] for name, _ in fixed), tuple(allocations),
-                tuple(launches), tuple(outputs))
 
     def _main(self, params: list[str]) -> str:
         examples = []
@@ -566,20 +503,6 @@ class WrapperCode:
             self.lines.append(f"if {cond}:")
             self.lines.append(f"    raise {error}({message!r})")
         return later
-
-
-def _axis_order_strides(buf: Any) -> tuple:
-    """``(strides,)`` in bytes of a fresh array laid out in ``buf.order`` (the axis order
-    NumPy gives the result: ``a.T + b.T`` is F-ordered), as Renderer.allocate makes it;
-    ``()`` for C order. FastCall allocates it with these strides (its plan's third item)."""
-    order = getattr(buf, "order", None)
-    if order is None or tuple(order) == tuple(range(len(buf.shape))):
-        return ()
-    step, by_axis = np.dtype(buf.dtype).itemsize, {}
-    for axis in reversed(order):
-        by_axis[axis] = step
-        step *= buf.shape[axis]
-    return (tuple(by_axis[d] for d in range(len(buf.shape))),)
 
 
 def _graph_node(item: Any) -> Any:
