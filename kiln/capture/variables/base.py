@@ -146,7 +146,7 @@ class ConstantVariable(VariableTracker):
         return wrap_constant_attr(tx, self, name)
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        from .builder import call_constant
+        from .constant_calls import call_constant
         return call_constant(tx, self, args, kwargs)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
