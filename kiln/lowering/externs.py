@@ -70,6 +70,8 @@ class ExternLowering:
                 meta = self._symbolic_meta(op, args, params, meta)
             except Undecidable:
                 meta = self._read_after(name, meta, self._view_static_dims(op, args, params, meta))
+        sym_tuple = self._symbolic_tuple(op, args, params, meta) \
+            if isinstance(meta, tuple) and self.sizes else None
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             hint = self.sizes.hint if self.sizes else (lambda v: v)
@@ -82,6 +84,7 @@ class ExternLowering:
                 out.layout = strides_in_order(hint(tuple(buf.shape)), order)
         else:
             out = Opaque(name, meta)
+            out.sym = sym_tuple
         self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
         return out
 
@@ -166,12 +169,10 @@ class ExternLowering:
         """An extern's result shape over the size symbols: its shape rule run on symbolic
         metas when it can take them; static when no input has a dynamic size and no param
         names one (``zeros_like(g, shape=(x.shape[0], 2))`` in a backward graph)."""
-        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())) \
-                and not any(isinstance(n, Size) for v in params.values() for n in iter_leaves(v)):
+        if not _names_sizes(args, params):
             return meta
         try:
-            sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
-                                             if _is_array(v) else _meta_of(v)), params)
+            sym = infer_meta(op, map_values(args, _symbolic_meta_of), params)
         except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
             first = args[0] if args else None
             if op.name in _COPIES_FIRST and _is_array(first) and first.dtype == meta.dtype \
@@ -184,6 +185,44 @@ class ExternLowering:
         if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
             raise Undecidable(f"{op.name}'s shape over dynamic sizes is unknown")
         return sym
+
+
+    def _symbolic_tuple(self, op: Any, args: tuple, params: dict, meta: tuple) -> tuple | None:
+        """A tuple result's items over the size symbols (a loop node's carried arrays, whose
+        sizes are its inputs'), for the externs taking items from it (``loop_item``): on the
+        example's sizes a later kernel over a loop's result was built for those sizes, and
+        ran them on every call (a 100x100 result's max read 100 elements; a 10x10 one's,
+        built for 100x100, read past its end). None: nothing it reads has a dynamic size;
+        Undecidable where the rule cannot say (the graph compiles for concrete sizes)."""
+        if not _names_sizes(args, params):
+            return None
+        try:
+            sym = infer_meta(op, map_values(args, _symbolic_meta_of), params)
+        except Exception as e:
+            raise Undecidable(f"{op.name}'s items over dynamic sizes are unknown ({type(e).__name__})") from e
+        items = [(s, m) for s, m in zip(sym, meta) if isinstance(m, TensorMeta)] \
+            if isinstance(sym, tuple) and len(sym) == len(meta) else None
+        if items is None or any(not isinstance(s, TensorMeta) or self.sizes.hint(tuple(s.shape)) != tuple(m.shape)
+                                for s, m in items):
+            raise Undecidable(f"{op.name}'s items over dynamic sizes are unknown")
+        return sym
+
+
+def _symbolic_meta_of(value: Any) -> Any:
+    """What a shape rule run over the size symbols sees of a lowering value."""
+    if isinstance(value, Opaque) and getattr(value, "sym", None) is not None:
+        return value.sym
+    return TensorMeta(value.shape, value.dtype) if _is_array(value) else _meta_of(value)
+
+
+def _names_sizes(args: tuple, params: dict) -> bool:
+    """Does an op's input (an array, a tuple result's item) or a param hold a dynamic size?"""
+    def sizes(v: Any) -> Any:
+        if isinstance(v, Opaque) and getattr(v, "sym", None) is not None:
+            return [n for m in v.sym if isinstance(m, TensorMeta) for n in m.shape]
+        return getattr(v, "shape", ())
+    return any(isinstance(n, Size) for v in iter_values(args) for n in sizes(v)) or \
+        any(isinstance(n, Size) for v in params.values() for n in iter_leaves(v))
 
 
 # Scatters whose result is a copy of their first operand, the array written into

@@ -219,3 +219,28 @@ def test_a_reshape_to_sizes_the_lowering_cannot_compare_copies_nothing_first():
     got = fn(x)
     np.testing.assert_array_equal(got[0], x)
     np.testing.assert_array_equal(got[1], np.exp(x))
+
+
+def _leapfrog(u0, steps):
+    u = u0.copy()
+    prev = u.copy()
+    for _ in range(steps):
+        nxt = 2 * u - prev + 0.1 * (np.roll(u, 1, 0) - u)
+        prev, u = u, nxt
+    return u, np.abs(u).max(), prev.sum(axis=0)
+
+
+def test_kernels_over_a_loop_nodes_results_take_its_sizes():
+    """A loop node's result is a tuple; the kernels computing from its items (the max, the
+    column sums) had the example's sizes, so a 30x30 call's max read 100 elements of u and
+    a 10x10 call after a build for 30x30 read past its end (NaN, wave_equation_two_buffers
+    with the cost model on: small, large, small). The items' sizes are the carried
+    inputs' (lowering/externs.py ``_symbolic_tuple``)."""
+    compiled = kiln.compile(_leapfrog, dynamic=True)
+    rng = np.random.default_rng(2)
+    for n, steps in ((10, 3), (30, 4), (10, 5), (7, 2)):
+        u0 = rng.standard_normal((n, n))
+        got, want = compiled(u0, steps), _leapfrog(u0, steps)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and np.array_equal(g, w), (n, steps)
+    assert len(compiled.cache_entries) == 1
