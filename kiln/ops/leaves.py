@@ -1,4 +1,4 @@
-"""Values inside op arguments, and the hook a traced value hands op calls to (registry.py's
+"""Values inside op arguments, and the hook a traced value hands op calls to (opdef.py's
 ``Op.__call__``): nested tuples/lists/slices walked leaf by leaf, whether a value carries
 a gradient, and the ambient hook a composite spelling is captured under."""
 from __future__ import annotations

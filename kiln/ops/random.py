@@ -4,7 +4,7 @@
 Each distribution is one op whose kernel calls NumPy's own method on the generator, so a
 compiled function consumes exactly the stream plain NumPy consumes: the same values for
 the same seed, and the generator's state after the call is the one NumPy leaves. What
-makes that hold is the op's ``state`` field (kiln/ops/registry.py): a call that reads and
+makes that hold is the op's ``state`` field (kiln/ops/opdef.py): a call that reads and
 advances a generator is never merged with another (CSE), removed when its result is
 unused (DCE), recomputed in a backward graph (the partitioner never recomputes externs),
 or run twice: where a graph reruns as Python after it ran (a speculated dtype, an error
