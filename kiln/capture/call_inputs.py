@@ -204,6 +204,18 @@ def objects_the_normalizer_added(given: list, bound: Bound, scalars: dict) -> li
     return [ident for ident, n in held.items() if n > passed.get(ident, 0)]
 
 
+def specialize_read_sizes(tx, given: list, bound: Bound) -> None:
+    """A normalized call whose inputs hold numbers worked out from the example's shapes
+    (``Bound.sizes_read``: np.fill_diagonal's positions) holds those sizes only: the
+    dynamic dims of the arrays it was given are guarded (a fill_diagonal compiled for a
+    20x20 array, reused for 7x7, wrote position 201 of 49)."""
+    if bound.sizes_read:
+        for value in given:
+            for v in iter_leaves(value):
+                if isinstance(v, ArrayArg):
+                    v.var.specialize_dims(tx)
+
+
 def _item(var: VariableTracker) -> VariableTracker:
     """An item of a list or tuple handed to NumPy: a Python float read from data
     (``float(np.dot(phi, hist))`` inserted into ``hist``) is its float64 0-d array, which

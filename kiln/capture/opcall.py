@@ -27,7 +27,7 @@ from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, map_leaves
 from .breaks import HINTS
 from .call_inputs import (ArrayArg, as_meta, binds_with_numbers, constants_of, example_of, flatten,
                           numpy_deprecation, numpy_returns_scalar, numpy_warns_on_empty,
-                          objects_the_normalizer_added, to_bind, value_free)
+                          objects_the_normalizer_added, specialize_read_sizes, to_bind, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices, sizes_meet
@@ -130,6 +130,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 for sym in scalars.pop(ident):   # none taken (made into a constant)
                     sym.as_constant(tx)
         else:
+            specialize_read_sizes(tx, bargs + list(bkwargs.values()), bound)
             result = _emit(tx, spelling.text, bound, scalars, used)
             if bound.op.category == Category.CREATION:
                 _int64_range_guarded(tx, scalars, used)

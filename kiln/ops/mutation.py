@@ -477,7 +477,7 @@ def _fill_diagonal_normalize(a, val, wrap=False):
         step = 1 + int(np.cumprod(shape[:-1]).sum())
     # a.flat[:end:step] = val: positions known from the shape alone
     ind = np.arange(int(np.prod(shape)))[:end:step]
-    return Bound(put, (a, ind, _as_value(val, a)), {"mode": "raise"})
+    return Bound(put, (a, ind, _as_value(val, a)), {"mode": "raise"}, sizes_read=True)
 
 
 spell(np.fill_diagonal, put, _fill_diagonal_normalize, "numpy.fill_diagonal")

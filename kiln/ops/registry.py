@@ -43,6 +43,10 @@ class Bound:
     # Python code of its own: an extern of the op calls it from the user's line
     # (kiln/ops/value_warnings.py method_at), so its warnings point where NumPy's do.
     method: str | None = None
+    # Its inputs hold numbers the normalizer worked out from the example's shapes
+    # (np.fill_diagonal's positions, ``a.flat[::n + 1]``): capture guards the sizes of the
+    # arrays it was given, which a dynamic dim would otherwise let change under them.
+    sizes_read: bool = False
 
     @property
     def out_broadcasts(self) -> bool:

@@ -244,3 +244,21 @@ def test_kernels_over_a_loop_nodes_results_take_its_sizes():
         for g, w in zip(got, want):
             assert type(g) is type(w) and np.array_equal(g, w), (n, steps)
     assert len(compiled.cache_entries) == 1
+
+
+def _inverse_square_sums(p):
+    r2 = (p[None] - p[:, None]).sum(-1) ** 2 + 0.1
+    np.fill_diagonal(r2, np.inf)
+    return (1.0 / r2).sum(1)
+
+
+def test_positions_a_normalizer_worked_out_from_the_shape_guard_it():
+    """np.fill_diagonal's positions (``a.flat[::n + 1]``) are an index array made from the
+    example's shape: compiled for 20 points, then reused for 7 under dynamic sizes, it
+    wrote position 201 of 49 (IndexError; verlet_pairwise_gravity with the cost model on).
+    Such a call's sizes are guarded: each size its own entry, NumPy's values."""
+    compiled = kiln.compile(_inverse_square_sums, dynamic=True)
+    for n in (20, 30, 7, 20):
+        p = np.random.default_rng(n).random((n, 2))
+        np.testing.assert_array_equal(compiled(p), _inverse_square_sums(p))
+    assert len(compiled.cache_entries) == 3
