@@ -23,7 +23,8 @@ from ..ops.speculation import speculating
 from . import bytecode_facts as bf
 from .call_inputs import ArrayArg, flatten
 from .call_inputs import example_of, to_bind
-from .opcall import _composite, _emit
+from .opcall import _composite
+from .opcall_emit import _emit
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, same_value
 from .variables.base import ConstantVariable, VariableTracker
 
