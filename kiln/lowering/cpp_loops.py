@@ -117,31 +117,51 @@ def extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: lis
     counts j from 0). Which value a max keeps among equal ones (-0.0 and 0.0) already
     depended on SIMD lanes, as in NumPy. ``whole``: the kernel's one point (``x.max()``);
     per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
-    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
+    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us).
+    An argmax/argmin's entry (accumulator, C type, start, combine, position's accumulator,
+    is float) keeps NumPy's answer: each lane takes its first extreme (or first NaN) in
+    order, the lanes combine by value then smallest position, the first NaN's position
+    winning outright, and the remainder (later positions) runs in order after them
+    (np.abs(Z - z).argmin() of 2e5 float64: one chain of selects took 1.7x NumPy's time)."""
     k = EXTREMA_LANES
     trip = constant_trip(inner[-1][1])
+    ordered = any(len(e) > 4 for e in extrema)   # (argmax/argmin: no SIMD across their loop)
     if len(inner) != 1 or (trip is None and not whole) \
             or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
-        return loop_nest(inner, body, clauses, parallel=False)
+        return loop_nest(inner, body, clauses, parallel=False, simd=not ordered)
     (v, n), = inner
-    lane = {acc: f"{acc}_l[{v}_j]" for acc, *_ in extrema}
+    lane = {name: f"{name}_l[{v}_j]" for e in extrema for name in (e[0], *e[4:5])}
     words = re.compile(r"\b(" + "|".join(re.escape(a) for a in lane) + r")\b")
     out = ["{", f"const int64_t {v}_m = ({n}) / {k} * {k};"]
-    for acc, c_type, init, _ in extrema:
-        out.append(f"{c_type} {acc}_l[{k}];")
-        out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {acc}_l[{v}_j] = {init};")
+    for acc, c_type, init, *arg in extrema:
+        for name, tp, start in ((acc, c_type, init),) + (((arg[1], "int64_t", "0"),) if arg[1:] else ()):
+            out.append(f"{tp} {name}_l[{k}];")
+            out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {name}_l[{v}_j] = {start};")
     out += [f"for (int64_t {v}_b = 0; {v}_b < {v}_m; {v}_b += {k}) {{", "#pragma omp simd",
             f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
     out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
-    out += ["  }", "}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
-    for acc, _, _, combine in extrema:
+    simd = [] if ordered else ["#pragma omp simd" + "".join(" " + c for c in clauses)]
+    out += ["  }", "}"] + simd + [f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
+    for acc, _, _, combine, *arg in extrema:
         mine = lane[acc]
+        if arg:
+            out += ["  " + line for line in _arg_combine(acc, mine, arg[0], lane[arg[0]], combine, arg[1])]
+            continue
         out.append(f"  {acc} |= {mine};" if combine == "|" else
                    f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
-    out += ["}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
+    out += ["}"] + simd + [f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
     return out + ["  " + line for line in body] + ["}", "}"]
+
+
+def _arg_combine(acc: str, mine: str, at: str, mine_at: str, combine: str, floats: bool) -> list[str]:
+    """Fold one lane's (value, position) of an argmax/argmin into (acc, at): the better
+    value, of equal ones the smaller position; of floats a NaN first, the smaller NaN
+    position once acc is NaN (NumPy: the first NaN)."""
+    earlier = f"({mine} == {acc} & {mine_at} < {at})"
+    take = f"({mine} {'>' if combine == 'argmax' else '<'} {acc}) | {earlier}"
+    if floats:
+        take = f"{acc} != {acc} ? ({mine} != {mine} & {mine_at} < {at}) : ({take} | ({mine} != {mine}))"
+    return [f"if ({take}) {{ {acc} = {mine}; {at} = {mine_at}; }}"]
 
 
 # Inner loops of at most this many iterations (known at compile time) are unrolled
