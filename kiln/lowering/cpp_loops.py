@@ -122,12 +122,14 @@ def extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: lis
     is float) keeps NumPy's answer: each lane takes its first extreme (or first NaN) in
     order, the lanes combine by value then smallest position, the first NaN's position
     winning outright, and the remainder (later positions) runs in order after them
-    (np.abs(Z - z).argmin() of 2e5 float64: one chain of selects took 1.7x NumPy's time)."""
+    (np.abs(Z - z).argmin() of 2e5 float64: one chain of selects took 1.7x NumPy's time).
+    Their in-order loop costs more than the lanes' start and combine from 2 *
+    EXTREMA_LANES elements of a row too ((X * 2).argmin(axis=1) of 400x500: 152 -> 63 us)."""
     k = EXTREMA_LANES
     trip = constant_trip(inner[-1][1])
     ordered = any(len(e) > 4 for e in extrema)   # (argmax/argmin: no SIMD across their loop)
     if len(inner) != 1 or (trip is None and not whole) \
-            or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
+            or trip is not None and trip < (2 * k if whole or ordered else EXTREMA_LANES_ROW):
         return loop_nest(inner, body, clauses, parallel=False, simd=not ordered)
     (v, n), = inner
     lane = {name: f"{name}_l[{v}_j]" for e in extrema for name in (e[0], *e[4:5])}

@@ -215,15 +215,16 @@ def test_argmax_of_an_array_as_it_is(axis, kernel, order):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "bool"])
 def test_argmax_argmin_along_a_run_keep_independent_lanes(dtype):
-    """argmax/argmin of a computed run (x.argmin() of 64+ elements, rows of
-    EXTREMA_LANES_ROW+) keep EXTREMA_LANES independent (value, position) lanes, combined by
-    value then smallest position (np.abs(Z - z).argmin() of 2e5 float64: one chain of
-    selects, 164 us -> 43 us): NumPy's first extreme where a later lane holds the earlier
-    tie, -0.0 against 0.0, the first NaN (in a lane or in the remainder), all equal."""
+    """argmax/argmin of a computed run of 2 * EXTREMA_LANES+ elements (whole or rows) keep
+    EXTREMA_LANES independent (value, position) lanes, combined by value then smallest
+    position (np.abs(Z - z).argmin() of 2e5 float64: one chain of selects, 164 us -> 43
+    us): NumPy's first extreme where a later lane holds the earlier tie, -0.0 against 0.0,
+    the first NaN (in a lane or in the remainder), all equal."""
     import re
 
-    from kiln.lowering.cpp_loops import EXTREMA_LANES, EXTREMA_LANES_ROW
-    n = EXTREMA_LANES_ROW + 3     # (a remainder after the rows' and the whole run's blocks)
+    from kiln.lowering.cpp_loops import EXTREMA_LANES
+    k = EXTREMA_LANES
+    n = 3 * k + 5     # (a remainder after the rows' and the whole run's blocks)
     g = Graph("arg_lanes")
     px = g.placeholder("x", TensorMeta((2, n), np.dtype(dtype)))
     outs = []
@@ -234,15 +235,14 @@ def test_argmax_argmin_along_a_run_keep_independent_lanes(dtype):
     g.output(tuple(outs))
     base = data(dtype, (2, n))
     cases = [base]
-    k = EXTREMA_LANES
     for lo, hi in ((k + 8, 9), (2 * k + 6, k + 7)):   # the tie's earlier position in a later lane
         x = np.zeros_like(base) if dtype != "bool" else np.ones_like(base)
         x.flat[[lo, hi, n + lo, n + hi]] = 1 if dtype != "bool" else 0
         cases += [x, x if dtype == "bool" else -x]
     if dtype.startswith("float"):
         x = np.ones_like(base)
-        x.flat[[37, 1000, n + 1000]] = -0.0
-        x.flat[[40, 9, n + 1001]] = 0.0
+        x.flat[[37, 90, n + 90]] = -0.0
+        x.flat[[40, 9, n + 91]] = 0.0
         cases.append(x)
         for places in ((70, 39, n + 70, n + 39), (n - 2, n + n - 1), (5, n + k)):
             x = base.copy()
