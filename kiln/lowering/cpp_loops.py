@@ -143,15 +143,27 @@ def extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: lis
             f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
     out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
     simd = [] if ordered else ["#pragma omp simd" + "".join(" " + c for c in clauses)]
-    out += ["  }", "}"] + simd + [f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
-    for acc, _, _, combine, *arg in extrema:
-        mine = lane[acc]
-        if arg:
-            out += ["  " + line for line in _arg_combine(acc, mine, arg[0], lane[arg[0]], combine, arg[1])]
-            continue
-        out.append(f"  {acc} |= {mine};" if combine == "|" else
-                   f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
-    out += ["}"] + simd + [f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
+    out += ["  }", "}"]
+    args = [(acc, arg[0], combine, arg[1]) for acc, _, _, combine, *arg in extrema if arg]
+    if args:   # (a tree: one lane folded in at a time made a chain, 32 steps a row)
+        out += [f"for (int {v}_h = {k // 2}; {v}_h > 0; {v}_h /= 2) {{", "#pragma omp simd",
+                f"  for (int {v}_j = 0; {v}_j < {v}_h; ++{v}_j) {{"]
+        for acc, at, combine, floats in args:
+            out += ["    " + line for line in _arg_combine(
+                lane[acc], lane[acc].replace("_j]", f"_j + {v}_h]"), lane[at],
+                lane[at].replace("_j]", f"_j + {v}_h]"), combine, floats)]
+        out += ["  }", "}"]
+        for acc, at, combine, floats in args:
+            out += _arg_combine(acc, f"{acc}_l[0]", at, f"{at}_l[0]", combine, floats)
+    if len(args) < len(extrema):
+        out += simd + [f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
+        for acc, _, _, combine, *arg in extrema:
+            if not arg:
+                mine = lane[acc]
+                out.append(f"  {acc} |= {mine};" if combine == "|" else
+                           f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
+        out += ["}"]
+    out += simd + [f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
     return out + ["  " + line for line in body] + ["}", "}"]
 
 
@@ -163,7 +175,8 @@ def _arg_combine(acc: str, mine: str, at: str, mine_at: str, combine: str, float
     take = f"({mine} {'>' if combine == 'argmax' else '<'} {acc}) | {earlier}"
     if floats:
         take = f"{acc} != {acc} ? ({mine} != {mine} & {mine_at} < {at}) : ({take} | ({mine} != {mine}))"
-    return [f"if ({take}) {{ {acc} = {mine}; {at} = {mine_at}; }}"]
+    return [f"{{ const bool kiln_take = {take};", f"  {acc} = kiln_take ? {mine} : {acc};",
+            f"  {at} = kiln_take ? {mine_at} : {at}; }}"]
 
 
 # Inner loops of at most this many iterations (known at compile time) are unrolled
