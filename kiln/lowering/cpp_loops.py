@@ -174,7 +174,7 @@ def _arg_combine(acc: str, mine: str, at: str, mine_at: str, combine: str, float
     earlier = f"({mine} == {acc} & {mine_at} < {at})"
     take = f"({mine} {'>' if combine == 'argmax' else '<'} {acc}) | {earlier}"
     if floats:
-        take = f"{acc} != {acc} ? ({mine} != {mine} & {mine_at} < {at}) : ({take} | ({mine} != {mine}))"
+        take = f"({acc} != {acc} & {mine} != {mine} & {mine_at} < {at}) | ({acc} == {acc} & ({take} | ({mine} != {mine})))"
     return [f"{{ const bool kiln_take = {take};", f"  {acc} = kiln_take ? {mine} : {acc};",
             f"  {at} = kiln_take ? {mine_at} : {at}; }}"]
 
