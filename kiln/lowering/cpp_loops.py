@@ -117,31 +117,66 @@ def extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: lis
     counts j from 0). Which value a max keeps among equal ones (-0.0 and 0.0) already
     depended on SIMD lanes, as in NumPy. ``whole``: the kernel's one point (``x.max()``);
     per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
-    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
+    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us).
+    An argmax/argmin's entry (accumulator, C type, start, combine, position's accumulator,
+    is float) keeps NumPy's answer: each lane takes its first extreme (or first NaN) in
+    order, the lanes combine by value then smallest position, the first NaN's position
+    winning outright, and the remainder (later positions) runs in order after them
+    (np.abs(Z - z).argmin() of 2e5 float64: one chain of selects took 1.7x NumPy's time).
+    Their in-order loop costs more than the lanes' start and combine from 2 *
+    EXTREMA_LANES elements of a row too ((X * 2).argmin(axis=1) of 400x500: 152 -> 63 us)."""
     k = EXTREMA_LANES
     trip = constant_trip(inner[-1][1])
+    ordered = any(len(e) > 4 for e in extrema)   # (argmax/argmin: no SIMD across their loop)
     if len(inner) != 1 or (trip is None and not whole) \
-            or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
-        return loop_nest(inner, body, clauses, parallel=False)
+            or trip is not None and trip < (2 * k if whole or ordered else EXTREMA_LANES_ROW):
+        return loop_nest(inner, body, clauses, parallel=False, simd=not ordered)
     (v, n), = inner
-    lane = {acc: f"{acc}_l[{v}_j]" for acc, *_ in extrema}
+    lane = {name: f"{name}_l[{v}_j]" for e in extrema for name in (e[0], *e[4:5])}
     words = re.compile(r"\b(" + "|".join(re.escape(a) for a in lane) + r")\b")
     out = ["{", f"const int64_t {v}_m = ({n}) / {k} * {k};"]
-    for acc, c_type, init, _ in extrema:
-        out.append(f"{c_type} {acc}_l[{k}];")
-        out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {acc}_l[{v}_j] = {init};")
+    for acc, c_type, init, *arg in extrema:
+        for name, tp, start in ((acc, c_type, init),) + (((arg[1], "int64_t", "0"),) if arg[1:] else ()):
+            out.append(f"{tp} {name}_l[{k}];")
+            out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {name}_l[{v}_j] = {start};")
     out += [f"for (int64_t {v}_b = 0; {v}_b < {v}_m; {v}_b += {k}) {{", "#pragma omp simd",
             f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
     out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
-    out += ["  }", "}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
-    for acc, _, _, combine in extrema:
-        mine = lane[acc]
-        out.append(f"  {acc} |= {mine};" if combine == "|" else
-                   f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
-    out += ["}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
+    simd = [] if ordered else ["#pragma omp simd" + "".join(" " + c for c in clauses)]
+    out += ["  }", "}"]
+    args = [(acc, arg[0], combine, arg[1]) for acc, _, _, combine, *arg in extrema if arg]
+    if args:   # (a tree: one lane folded in at a time made a chain, 32 steps a row)
+        out += [f"for (int {v}_h = {k // 2}; {v}_h > 0; {v}_h /= 2) {{", "#pragma omp simd",
+                f"  for (int {v}_j = 0; {v}_j < {v}_h; ++{v}_j) {{"]
+        for acc, at, combine, floats in args:
+            out += ["    " + line for line in _arg_combine(
+                lane[acc], lane[acc].replace("_j]", f"_j + {v}_h]"), lane[at],
+                lane[at].replace("_j]", f"_j + {v}_h]"), combine, floats)]
+        out += ["  }", "}"]
+        for acc, at, combine, floats in args:
+            out += _arg_combine(acc, f"{acc}_l[0]", at, f"{at}_l[0]", combine, floats)
+    if len(args) < len(extrema):
+        out += simd + [f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
+        for acc, _, _, combine, *arg in extrema:
+            if not arg:
+                mine = lane[acc]
+                out.append(f"  {acc} |= {mine};" if combine == "|" else
+                           f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
+        out += ["}"]
+    out += simd + [f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
     return out + ["  " + line for line in body] + ["}", "}"]
+
+
+def _arg_combine(acc: str, mine: str, at: str, mine_at: str, combine: str, floats: bool) -> list[str]:
+    """Fold one lane's (value, position) of an argmax/argmin into (acc, at): the better
+    value, of equal ones the smaller position; of floats a NaN first, the smaller NaN
+    position once acc is NaN (NumPy: the first NaN)."""
+    earlier = f"({mine} == {acc} & {mine_at} < {at})"
+    take = f"({mine} {'>' if combine == 'argmax' else '<'} {acc}) | {earlier}"
+    if floats:
+        take = f"({acc} != {acc} & {mine} != {mine} & {mine_at} < {at}) | ({acc} == {acc} & ({take} | ({mine} != {mine})))"
+    return [f"{{ const bool kiln_take = {take};", f"  {acc} = kiln_take ? {mine} : {acc};",
+            f"  {at} = kiln_take ? {mine_at} : {at}; }}"]
 
 
 # Inner loops of at most this many iterations (known at compile time) are unrolled

@@ -134,10 +134,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         updates: list[str] = []
         clauses: list[str] = []
         in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
+        arg_order = False  # argmax/argmin's: in order, but extrema_lanes' lanes combine them
         float_sums = []    # float sums' accumulators added to one by one
         pairwise_nodes, pairwise = pairwise_sums(plan, kind, members, inner)
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
-        extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags
+        extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags,
+                           # argmax/argmin's with their position's accumulator and is-float
         logical = []       # (accumulator, combine) of any/all
         counts = {}        # a selected sum's accumulator -> that of its mask's count
         counted = set()    # the count reductions a selected sum computes (no loop of their own)
@@ -192,10 +194,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             if arg:
                 # NumPy's rule: the first extreme wins ties, the first NaN wins outright
                 # (once the accumulator is NaN nothing replaces it). The position counts
-                # the reduced elements in C order; one pass in order, so no SIMD lanes.
-                in_order = True
+                # the reduced elements in C order; one pass in order, or independent lanes
+                # of one in order each that extrema_lanes combines by value, then position.
+                arg_order = True
                 pos = _reduced_position(frame).render(ren)
                 at = declare_accumulator(pre, clauses, "int64_t", acc_name.replace("acc", "at"), "0", None)
+                extrema.append((acc, _acc_ctype(acc_dt, arg), _init(node.combine, acc_dt), node.combine,
+                                at, acc_dt.kind == "f"))
                 cur = names.temp()
                 updates.append(f"const {_acc_ctype(acc_dt, arg)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
                 better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
@@ -345,7 +350,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
-        lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
+        lanes = bool(extrema) and len(extrema) == len(clauses) + sum(len(e) > 4 for e in extrema) \
+            and not in_order and not names.complex
+        in_order |= arg_order
         if len(logical) == len(members) and len(inner) == 1 and not short_loop(inner[0][1]) \
                 and not in_order and not fp_table(kernel)[0]:
             # any/all alone, computing nothing that may raise a flag: stop where decided
@@ -360,7 +367,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += loop_nest(inner, body, clauses, parallel=True)
             lines.append("} else {")
             lines += extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops) if lanes \
-                else loop_nest(inner, body, clauses, parallel=False)
+                else loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
             lines.append("}")
         elif lanes:
             lines += extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops)
