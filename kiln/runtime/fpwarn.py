@@ -48,7 +48,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops.fp_errors import ALL, INVALID, KINDS, NUMPY_TELLS, OVER, exact_kinds
-from ..ops.value_warnings import ignored_at, shown_at, warn_at
+from ..ops.value_warnings import filters_token, ignored_at, shown_at, warn_at
 from .fpmode import warned_kinds
 
 
@@ -323,8 +323,19 @@ def loop_flags_heard(warns: tuple) -> Callable[[int], bool]:
     which warns as NumPy does (each time, under "always"; an error mode that raises never
     gets here: ``LoopBody.trapped``)."""
     sites = tuple((bit, at) for at in warns for bit, _key, text in KINDS if at[0].startswith(text))
+    quiet: list = [None]   # (flags, filters token) of the last run that showed nothing
 
     def heard(code: int) -> bool:
         flags = code & warned_kinds()
-        return any(flags & bit and not (ignored_at(*at) or shown_at(*at)) for bit, at in sites)
+        if not flags:
+            return False
+        # (a flag raised on every call, crc32's ``0 - x`` on uint32 after its warning was
+        # shown: one look at the filters' version, not ignored_at and shown_at per site)
+        token = filters_token()
+        if token is not None and quiet[0] == (flags, token):
+            return False
+        loud = any(flags & bit and not (ignored_at(*at) or shown_at(*at)) for bit, at in sites)
+        if not loud and token is not None:
+            quiet[0] = (flags, token)
+        return loud
     return heard

@@ -417,3 +417,45 @@ def test_a_flag_raised_on_every_call_matches_the_filters_once():
             assert compiled(a) == wrapped_negations(a)
     assert [str(w.message) for w in seen] == ["overflow encountered in scalar subtract"]
     assert pattern.calls == first          # (3 matches a call before, none from NumPy's)
+
+
+def _warned_calls(fn, a, monkeypatch) -> tuple[list, int]:
+    """Messages ``fn(a)`` shows over a run of calls between which the filters' version
+    moves (a filter added; a catch_warnings entered and left, which changes no filter but
+    the version), and how often kiln asked ``shown_at`` on the calls after the first two."""
+    from kiln.runtime import fpwarn
+    asked = [0]
+    real = fpwarn.shown_at
+
+    def counted(*at):
+        asked[0] += 1
+        return real(*at)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.resetwarnings()
+        warnings.filterwarnings("ignore", category=ImportWarning)   # (Python's default)
+        for _ in range(2):
+            fn(a)
+        monkeypatch.setattr(fpwarn, "shown_at", counted)
+        for _ in range(3):
+            fn(a)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        fn(a)
+        fn(a)
+        with warnings.catch_warnings():
+            pass
+        fn(a)
+        monkeypatch.setattr(fpwarn, "shown_at", real)
+    return [str(w.message) for w in seen], asked[0]
+
+
+def test_a_flag_raised_on_every_call_asks_once_per_filters_version(monkeypatch):
+    """crc32 of one byte warns on every native run (``0 - x`` on uint32): after its
+    warning was shown, each call asked ignored_at and shown_at for every site (~2-3 us of a
+    call's ~5, loaded); the answer "nothing to show" is kept for the flags and the filters'
+    token (value_warnings ``filters_token``: their epoch and CPython's version), so a new
+    version (a filter added, a catch_warnings left) shows the warning again, as NumPy."""
+    a = np.arange(1, 6, dtype=np.uint8)
+    want, _ = _warned_calls(wrapped_negations, a, monkeypatch)
+    got, asked = _warned_calls(kiln.compile(wrapped_negations, backend="cpp"), a, monkeypatch)
+    assert got == want == ["overflow encountered in scalar subtract"] * 3
+    assert asked == 3        # (twice after the new filter, once after catch_warnings: it was 6)
