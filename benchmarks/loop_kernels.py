@@ -224,3 +224,85 @@ def insertion_sort(a):
             j -= 1
         a[j + 1] = key
     return a
+
+
+# What numba users write (stop 57): graph, automaton, binning, decoding and particle loops.
+
+def floyd_warshall(D):
+    """All-pairs shortest paths in place: the triple loop over a distance matrix."""
+    n = D.shape[0]
+    for k in range(n):
+        for i in range(n):
+            dik = D[i, k]
+            for j in range(n):
+                if dik + D[k, j] < D[i, j]:
+                    D[i, j] = dik + D[k, j]
+    return D
+
+
+def rule30(cells, steps):
+    """A 1-D cellular automaton (Wolfram's rule 30) on a ring: each step reads the left
+    neighbour ``cur[i - 1]`` (``cur[-1]`` at ``i = 0``) and writes a second row, then the
+    rows swap."""
+    n = cells.shape[0]
+    cur = cells.copy()
+    nxt = np.zeros_like(cur)
+    for _ in range(steps):
+        for i in range(n):
+            nxt[i] = cur[i - 1] ^ (cur[i] | cur[(i + 1) % n])
+        cur, nxt = nxt, cur
+    return cur
+
+
+def histogram_loop(x, nbins):
+    """Counts of values in [0, 1) per bin, the bin ``int(x * nbins)``."""
+    counts = np.zeros(nbins, dtype=np.int64)
+    for i in range(x.shape[0]):
+        b = int(x[i] * nbins)
+        if b >= 0 and b < nbins:
+            counts[b] += 1
+    return counts
+
+
+def viterbi(log_a, log_b, log_pi, obs):
+    """The most likely hidden-state path of an HMM: a max and its argmax per state and
+    step, then the backtrack."""
+    T = obs.shape[0]
+    S = log_pi.shape[0]
+    delta = np.zeros((T, S))
+    psi = np.zeros((T, S), dtype=np.int64)
+    for s in range(S):
+        delta[0, s] = log_pi[s] + log_b[s, obs[0]]
+    for t in range(1, T):
+        for s in range(S):
+            best = delta[t - 1, 0] + log_a[0, s]
+            arg = 0
+            for r in range(1, S):
+                v = delta[t - 1, r] + log_a[r, s]
+                if v > best:
+                    best = v
+                    arg = r
+            delta[t, s] = best + log_b[s, obs[t]]
+            psi[t, s] = arg
+    path = np.zeros(T, dtype=np.int64)
+    best = delta[T - 1, 0]
+    for s in range(1, S):
+        if delta[T - 1, s] > best:
+            best = delta[T - 1, s]
+            path[T - 1] = s
+    for t in range(T - 2, -1, -1):
+        path[t] = psi[t + 1, path[t + 1]]
+    return path
+
+
+def pic_deposit(pos, q, ngrid):
+    """Particle-in-cell charge deposit: linear (cloud-in-cell) weights on a periodic grid
+    of unit spacing."""
+    rho = np.zeros(ngrid)
+    for p in range(pos.shape[0]):
+        x = pos[p]
+        j = int(x)
+        w = x - j
+        rho[j % ngrid] += q[p] * (1.0 - w)
+        rho[(j + 1) % ngrid] += q[p] * w
+    return rho

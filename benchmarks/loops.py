@@ -28,9 +28,10 @@ import numpy as np
 import kiln
 
 from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, first_above,
-                           fsub, gauss_seidel, house_robber, insertion_sort, jacobi_sweeps,
-                           levenshtein_rows, lu_inplace, lu_rows, relax_until_converged, sieve,
-                           smith_waterman, tri_solve)
+                           floyd_warshall, fsub, gauss_seidel, histogram_loop, house_robber,
+                           insertion_sort, jacobi_sweeps, levenshtein_rows, lu_inplace, lu_rows,
+                           pic_deposit, relax_until_converged, rule30, sieve, smith_waterman,
+                           tri_solve, viterbi)
 from .idioms import weighted_column_distance
 
 
@@ -64,6 +65,14 @@ def cases(rng) -> dict:
     ramp = np.linspace(0.0, 1.0, 20000)
     g1, g2 = rng.integers(0, 4, 200), rng.integers(0, 4, 200)
     shuffled = rng.random(500)
+    dist = rng.random((80, 80)) * 10
+    np.fill_diagonal(dist, 0.0)
+    cells = (rng.random(400) < 0.5).astype(np.uint8)
+    samples = rng.random(20000)
+    S = 16
+    log_a, log_b = np.log(rng.dirichlet(np.ones(S), S)), np.log(rng.dirichlet(np.ones(8), S))
+    log_pi, obs = np.full(S, -np.log(S)), rng.integers(0, 8, 300)
+    pos, charge = rng.random(10000) * 128, rng.random(10000)
     return {
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
@@ -88,6 +97,11 @@ def cases(rng) -> dict:
         "crc32 (1 byte: call overhead)": (crc32, lambda: (data[:1],)),
         "relax (n=50, one sweep: call overhead)": (relax_until_converged,
                                                    lambda: (rod1.copy(), 1e9)),
+        "floyd_warshall (n=80)": (floyd_warshall, lambda: (dist.copy(),)),
+        "rule30 automaton (400 cells, 100 steps)": (rule30, lambda: (cells, 100)),
+        "histogram int(x * nbins) (n=20000)": (histogram_loop, lambda: (samples, 64)),
+        "viterbi (16 states, 300 steps)": (viterbi, lambda: (log_a, log_b, log_pi, obs)),
+        "particle-in-cell deposit (10000 particles)": (pic_deposit, lambda: (pos, charge, 128)),
     }
 
 

@@ -168,6 +168,7 @@ class Intervals:
         self.bounds = bounds
         self.names = names            # atom placeholder -> its C name
         self.vars: dict[Any, tuple[str, str]] = {}
+        self.known: dict[Any, tuple[int, int]] = {}   # loop variables of literal bounds
         self.lines: list[str] = []
 
     def declare(self, start: str, stop: str) -> None:
@@ -184,6 +185,9 @@ class Intervals:
                     continue
                 (lo_s, hi_s), (lo_e, hi_e) = a, b
             lo, hi = (lo_s, f"({hi_e} - 1)") if step > 0 else (f"({lo_e} + 1)", hi_s)
+            a, b = self.known_interval(f_start), self.known_interval(f_stop)
+            if k and a is not None and b is not None:
+                self.known[ph] = (a[0], b[1] - 1) if step > 0 else (b[0] + 1, a[1])
             names = (f"lo{k}", f"hi{k}")
             self.lines.append(f"const __int128 {names[0]} = {lo}, {names[1]} = {hi};")
             self.vars[ph] = names
@@ -203,3 +207,16 @@ class Intervals:
             else:
                 return None
         return " + ".join(lo), " + ".join(hi)
+
+    def known_interval(self, form: Affine | None) -> tuple[int, int] | None:
+        """:meth:`interval` where it is known when printing (literal bounds all the way
+        down: ``for i in range(n)`` of a static ``n`` inside the top loop), else None."""
+        if form is None:
+            return None
+        lo = hi = form.const
+        for key, c in form.coefs.items():
+            if key not in self.known:
+                return None
+            a, b = self.known[key]
+            lo, hi = lo + c * (a if c > 0 else b), hi + c * (b if c > 0 else a)
+        return lo, hi

@@ -388,6 +388,16 @@ class _Printer(VectorOps):
                 parts.append(f"({entry}LL{f' + {dim}' if entry < 0 else ''}) * {stride}")
                 continue
             iv = self.interval(entry) if kind.name == "pyint" else None
+            known = self.iv.known_interval(self.bounds.form(entry)) if iv is not None else None
+            if known is not None and known[0] < 0:     # `a[i - 1]` from i = 0: NumPy's wrap
+                # (tested once to lie in [-d, d), then wrapped per element: the entry test
+                # that wanted it inside the axis failed, and the checked variant ran)
+                self.conds.append(f"{iv[0]} >= -{dim} && {iv[1]} < {dim}")
+                idx = self.fresh("x")
+                self.emit(f"int64_t {idx} = {self.ref(entry)}; if ({idx} < 0) {idx} += {dim};",
+                          self.depth)
+                parts.append(f"{idx} * {stride}")
+                continue
             if iv is not None:                         # inside the axis on every iteration
                 self.conds.append(f"{iv[0]} >= 0 && {iv[1]} < {dim}")
                 parts.append(f"{self.ref(entry)} * {stride}")

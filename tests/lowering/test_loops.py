@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kiln
+from benchmarks.loop_kernels import rule30
 from kiln.explain import build_explain_output
 from kiln.lowering.loop_runner import prepare_loops
 from kiln.lowering.loops import _Printer
@@ -196,6 +197,22 @@ def test_indices_proven_once_before_the_loop():
         kiln.compile(shifted)(x, 13)
     with pytest.raises(IndexError):
         shifted(x, 13)
+
+
+def test_a_ring_index_from_zero_stays_on_the_fast_variant():
+    """``cur[i - 1]`` over ``range(n)`` of a static ``n`` reads ``cur[-1]`` first (NumPy's
+    wrap): the entry test wanted ``i - 1`` inside the axis, so the checked variant ran,
+    which leaves a loop swapping two rows to the reference (a 1-D cellular automaton, 200
+    cells, 50 steps: 2.1 ms, NumPy's own time, now ~14 us). Such an index whose interval is
+    known to start below zero is tested to lie in ``[-d, d)`` and wrapped per element.
+    One compile serves every step count."""
+    compiled = kiln.compile(rule30)
+    cells = np.array([0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1], dtype=np.uint8)
+    for steps in (0, 1, 4):
+        before = dict(loop_stats)
+        np.testing.assert_array_equal(compiled(cells, steps), rule30(cells, steps))
+        assert loop_stats["reference"] == before["reference"], steps
+    assert len(compiled.records) == 1
 
 
 def test_steps_and_triangles_on_the_fast_variant():
