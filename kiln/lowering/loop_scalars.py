@@ -14,6 +14,7 @@ import numpy as np
 
 from ..ops.fp_errors import DIVIDE, KINDS, OVER, fp_kinds
 from ..ops.loops import LIBM_MATH, SCALAR_MATH, stand_in
+from .loop_bounds import chain_last
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -162,6 +163,8 @@ union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };   // pac
 #else
 #define KILN_OPAQUE(v) __asm__("" : "+m"(v))
 #endif
+// (an integer min's operands ready early, before the one the last iteration made: loop_bounds.py)
+#define KILN_SETTLED(v) __asm__("" : "+r"(v))
 struct kiln_scratch {   // a buffer freed on every return (vector stores over overlapping memory)
   void* p;
   explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}
@@ -335,9 +338,14 @@ def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         return f"({cond} ? {ea} : {eb})"
     if fn in ("min", "max"):   # Python keeps the first of equal (or unordered) values
         op = "<" if fn == "min" else ">"
+        settled = 0
+        if out.is_int and len(args) > 2:   # (integers: any order gives the same value)
+            args, settled = chain_last(pr, args)
         best = pr.fresh("m")
         pr.emit(f"{out.ctype} {best} = {pr.ref(args[0], out)};", pr.depth)
-        for x in args[1:]:
+        for k, x in enumerate(args[1:], 1):
+            if k == settled and settled > 1:
+                pr.emit(f"KILN_SETTLED({best});", pr.depth)
             e = pr.ref(x, out)
             pr.emit(f"if (({e}) {op} {best}) {best} = {e};", pr.depth)
         return best

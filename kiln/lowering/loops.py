@@ -70,6 +70,7 @@ class _Printer(VectorOps):
         self.fp_flags = 0                    # the float kinds of those (ops/fp_errors.py bits)
         self.int_flags = 0                   # the integer kinds of those (kiln_over_*)
         self.spans: dict[str, tuple] = {}    # run-time step loop variable -> (lowest, highest)
+        self.carried_of: dict[Any, set] = {}  # body graph -> its carried placeholders
         self._vec_init()
 
     def fresh(self, hint: str = "v") -> str:
@@ -309,6 +310,7 @@ class _Printer(VectorOps):
         """Statements for one iteration; then the carried placeholders take the outputs."""
         self.depth = depth
         self.block = graph
+        self.carried_of[graph] = set(carried)
         for node in graph.nodes:
             if node.kind == "placeholder":
                 continue
