@@ -78,12 +78,12 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
 
 
 def _branches_in_a_body(tx, inst) -> bool:
-    """Is the loop at FOR_ITER ``inst`` inside a loop body being traced, with a conditional
-    jump in its own body? Unrolled, a ``break`` on a computed value would leave the copies
-    of the loop on one path only, which no branch merge joins: a short loop like that is
-    tried as a node too (it unrolls as before where the node fails)."""
-    if tx.output.loop_trace is None:
-        return False
+    """Is there a conditional jump in the body of the loop at FOR_ITER ``inst``? Inside a
+    loop body being traced, unrolled, a ``break`` on a computed value would leave the
+    copies of the loop on one path only, which no branch merge joins; at the top, each
+    copy's ``if`` on array data broke the graph (Viterbi's last argmax over 3 states, the
+    function's rest as Python). A short loop like that is tried as a node too (it unrolls
+    as before where the node fails: a branch on the loop variable, or on constants)."""
     return any(i.opname in COND_JUMPS for i in tx.decoded.instructions[inst.index + 1:inst.target])
 
 

@@ -15,7 +15,8 @@ from kiln.ops.loops import stats as loop_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.loop_kernels import (crc32, edit_distance, fsub, gauss_seidel,  # noqa: E402
-                                     house_robber, relax_until_converged)
+                                     histogram_loop, house_robber, relax_until_converged,
+                                     viterbi)
 
 BACKENDS = ["eager", "cpp"]
 
@@ -122,6 +123,11 @@ CASES = {
     "halvings_0d": lambda rng: (halvings, (np.r_[300.0 * rng.random() + 2.0, 1.0],)),
     "converge_0d": lambda rng: (converge, (rng.random(8).astype(np.float32), 1e-3)),
     "converge_0d_no_trip": lambda rng: (converge, (rng.random(8), 100.0)),
+    # what numba users write (benchmarks/loops.py): bins as int(x * nbins), some outside;
+    # Viterbi's max and argmax per state and step, then a backtrack through psi
+    "histogram": lambda rng: (histogram_loop, (rng.random(30) * 1.4 - 0.2, 6)),
+    "viterbi": lambda rng: (viterbi, (np.log(rng.random((3, 3))), np.log(rng.random((3, 4))),
+                                      np.log(rng.random(3)), rng.integers(0, 4, 7))),
 }
 
 
