@@ -1,7 +1,9 @@
 """``python -m benchmarks.loops [--rounds N] [--only fsub,crc]``: loop kernels (issue #13).
 
 Element-at-a-time loop code that NumPy runs as a Python loop: forward substitution,
-Gauss–Seidel, dynamic programming, a CRC over bytes, LU and Cholesky written as loops.
+Gauss–Seidel, dynamic programming, a CRC over bytes, LU and Cholesky written as loops, and
+what numba users write (Floyd–Warshall, a 1-D cellular automaton, a histogram by
+``int(x * nbins)``, Viterbi decoding, a particle-in-cell deposit).
 Each system runs the *same* function: plain Python/NumPy, ``kiln.compile`` (C++ backend:
 the loops are loop nodes, printed as C++ loops) and ``numba.njit`` when numba is installed
 (``pip install -e '.[bench]'``). The first call is timed separately (compile time); then
