@@ -41,7 +41,8 @@ import numpy as np
 EXPENSIVE = frozenset({
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "sin", "cos", "tan",
     "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-    "sqrt", "power", "power_scalar_exponent", "float_power", "arctan2", "hypot", "fmod", "remainder", "floor_divide", "logaddexp", "copysign", "absolute", "floor", "ceil",
+    "sqrt", "power", "power_scalar_exponent", "float_power", "arctan2", "hypot", "fmod",
+    "remainder", "floor_divide", "logaddexp", "copysign", "absolute", "floor", "ceil",
     "trunc", "rint", "isinf", "isfinite"})
 
 
