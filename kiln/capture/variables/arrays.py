@@ -313,9 +313,10 @@ class SymScalarVariable(VariableTracker):
             tx.guards.add_equals(self.source, self.example)
         elif self._decided_by_value(tx):
             # ``(sinh, cosh)[n % 2]`` (numdifftools' derivative_sinh): the value is guarded,
-            # ``(n % 2) == 1``, not n (one entry per n before); n stays a run-time int
-            tx.guards.add_truth(f"({self.code}) == {self.example!r}", f"{self.text} == {self.example!r}",
-                                True, self.leaves)
+            # ``(n % 2) == 1``, not n (one entry per n before); n stays a run-time int.
+            # (Its type too: ``3.0 % 2 == 1``, where a leaf's type went unguarded.)
+            tx.guards.add_truth(f"_kiln_type({self.code}) is int and ({self.code}) == {self.example!r}",
+                                f"{self.text} == {self.example!r}", True, self.leaves, seen=self.code)
             self._now_constant(tx, leaves_too=False)
             return self.example
         else:
