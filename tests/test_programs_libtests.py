@@ -274,3 +274,36 @@ def test_a_break_at_a_call_whose_callable_the_segment_loads():
 
     f = kiln.compile(below, backend="eager")
     np.testing.assert_array_equal(f(np.ones(2)), below(np.ones(2)))
+
+
+def test_an_int_computed_from_a_run_time_int_guards_its_value_not_the_ints():
+    # numdifftools' derivative_sinh(n) = ``(sinh, cosh)[n % 2]``: the tuple's index must be
+    # known, and it was pinned by its run-time int (guard ``n == 5``): one entry per n, 20
+    # in test_high_order_derivative. ``n % 2`` (``n // 3``) is guarded instead; n itself
+    # stays a run-time int, which later slices and results read (``x[:n]``, ``n * 2``).
+    def pick(n, x):
+        fn = (np.sin, np.cos)[n % 2]
+        return fn(x[:n]), n * 2, list(range(n // 3)), x[n - 1]
+
+    f = kiln.compile(pick, backend="eager")
+    x = np.arange(10.0)
+    for n in (4, 6, 5, 7, 3, 1):
+        got, want = f(n, x), pick(n, x)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:] == want[1:], n
+    assert len(f.cache_entries) == 5   # (n % 2, n // 3): (0, 1), (0, 2), (1, 1), (1, 2), (1, 0)
+
+
+def test_one_number_object_given_twice_stays_a_run_time_number():
+    # pytransform3d's make_world_grid: make_world_line([x0, y], [x1, y], n) for each y of a
+    # linspace, and ``np.linspace(p1[1], p2[1], n)`` took the one object ``y`` as start
+    # and stop; found again by identity after the normalizer, an object standing for two
+    # run-time numbers was specialized (guards ``p1[1] == np.float64(0.5)``): one entry
+    # per y, 50 in test_camera. Each gets an object of its own (the same type and value).
+    def line(p1, p2, n):
+        return np.array([np.linspace(p1[0], p2[0], n), np.linspace(p1[1], p2[1], n)]).T
+
+    f = kiln.compile(line, backend="eager")
+    for y in list(np.linspace(-0.5, 0.5, 3)) + [np.float32(-0.0), 0.25, -0.0, float("nan")]:
+        np.testing.assert_array_equal(f([-0.5, y], [0.5, y], 5), line([-0.5, y], [0.5, y], 5))
+    assert len(f.cache_entries) == 3   # by the type of y: np.float64, np.float32, float

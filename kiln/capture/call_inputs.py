@@ -224,6 +224,20 @@ def _item(var: VariableTracker) -> VariableTracker:
     return var.array if isinstance(var, PyValueVariable) and var.kind is float else var
 
 
+def _another_object(value: Any) -> Any:
+    """An object equal to the number ``value`` (the same type, sign of zero and NaN), not
+    it: two run-time numbers given as one object (``make_world_line([x0, y], [x1, y], n)``
+    of pytransform3d's make_world_grid: ``np.linspace(p1[1], p2[1], n)`` got ``y`` twice)
+    are found again by identity after the normalizer, and one object standing for both was
+    specialized (one entry per y). Python ints and NumPy bools are kept (CPython's small
+    ints and np.True_ are one object each: op calls tell those apart by their order)."""
+    if type(value) in (float, complex):
+        return -(-value)      # (a new object; the sign of a zero and a NaN's flip back)
+    if isinstance(value, np.number):
+        return type(value)(value)
+    return value
+
+
 def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any:
     """What the normalizer gets for ``var``; ``index``: it is a subscript's index (or a
     part of one), where a run-time NumPy integer (``x[np.int64(3)]``, ``x[i:i + 3]`` of
@@ -240,6 +254,8 @@ def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any
         value = var.example
         if index and isinstance(value, np.integer):
             value = int(value)
+        if any(s.code != var.code for s in scalars.get(id(value), ())):
+            value = _another_object(value)
         scalars.setdefault(id(value), []).append(var)
         return value
     if index and isinstance(var, LoopIndexVariable) and type(var.example) is int:

@@ -176,11 +176,13 @@ class GuardSet:
             type(value) is float and not math.isnan(value) else None
         self._add(Guard(kind, source, code, text, seen=c), c_spec=c_spec)
 
-    def add_truth(self, expr_code: str, expr_text: str, truth: bool, sources: tuple = ()) -> None:
-        """A runtime scalar decided a branch: guard the decision, not the value."""
+    def add_truth(self, expr_code: str, expr_text: str, truth: bool, sources: tuple = (),
+                  seen: str | None = None) -> None:
+        """A runtime scalar decided a branch: guard the decision, not the value (``seen``:
+        what a recompile log shows, the decision itself unless told)."""
         code = f"_kiln_bool({expr_code})" if truth else f"not ({expr_code})"
         text = f"bool({expr_text})" if truth else f"not ({expr_text})"
-        self._add(Guard(TRUTH, sources[0] if sources else None, code, text, seen=expr_code))
+        self._add(Guard(TRUTH, sources[0] if sources else None, code, text, seen=seen or expr_code))
 
     def add_writeable(self, source: Source, writeable: bool) -> None:
         """The function writes into the NumPy array at ``source``: whether it is writeable

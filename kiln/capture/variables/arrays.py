@@ -247,6 +247,12 @@ MAX_SCALAR_CODE = 2000
 MAX_SCALAR_NESTING = 190
 
 
+def _is_size(source: Source | None) -> bool:
+    """``x.shape[i]``."""
+    return (isinstance(source, GetItemSource) and isinstance(source.base, AttrSource)
+            and source.base.attr == "shape")
+
+
 def _nesting(code: str) -> int:
     """The deepest parenthesis nesting of ``code``."""
     depth = deepest = 0
@@ -276,6 +282,9 @@ class SymScalarVariable(VariableTracker):
         self.leaves = leaves      # the sources it is computed from
         self.source = source      # set when the value is itself a source (an argument)
         self.pinned = False       # a dynamic size that got specialized
+        # its value tells its leaf's (``n``, ``n + 1``, ``2 * n``, ``-n`` of one run-time
+        # int): as_constant pins the leaf, which says the same; else it guards the value
+        self.one_to_one = source is not None
         # ``(python op name, operands)`` when it is Python-float ``+ - *`` or unary ``-``
         # of other run-time numbers and constants: a graph may compute it instead of the
         # entry (capture/python_numbers.py)
@@ -288,9 +297,7 @@ class SymScalarVariable(VariableTracker):
         return type(self.example)
 
     def is_shape(self) -> bool:
-        s = self.source
-        return (isinstance(s, GetItemSource) and isinstance(s.base, AttrSource)
-                and s.base.attr == "shape")
+        return _is_size(self.source)
 
     def as_constant(self, tx) -> Any:
         """Specialize: guard the value and use it as a constant from here on."""
@@ -304,10 +311,17 @@ class SymScalarVariable(VariableTracker):
             self.pinned = True
         elif self.source is not None:
             tx.guards.add_equals(self.source, self.example)
+        elif self._decided_by_value(tx):
+            # ``(sinh, cosh)[n % 2]`` (numdifftools' derivative_sinh): the value is guarded,
+            # ``(n % 2) == 1``, not n (one entry per n before); n stays a run-time int.
+            # (Its type too: ``3.0 % 2 == 1``, where a leaf's type went unguarded.)
+            tx.guards.add_truth(f"_kiln_type({self.code}) is int and ({self.code}) == {self.example!r}",
+                                f"{self.text} == {self.example!r}", True, self.leaves, seen=self.code)
+            self._now_constant(tx, leaves_too=False)
+            return self.example
         else:
             for leaf in self.leaves:
-                if isinstance(leaf, GetItemSource) and isinstance(leaf.base, AttrSource) \
-                        and leaf.base.attr == "shape":
+                if _is_size(leaf):
                     tx.guards.specialize_dim(leaf.base.base, leaf.index,
                                              tx.output.leaf_value(leaf))
                 else:
@@ -315,14 +329,22 @@ class SymScalarVariable(VariableTracker):
         self._now_constant(tx)
         return self.example
 
-    def _now_constant(self, tx) -> None:
-        """Guarded: the frame's locals holding it, or an argument it was computed from,
-        hold the constant from here on, so later slices and sizes are static
-        (correlation's ``range(M - 1)`` unrolled, then ``data[:, i + 1:M]`` 63 times: each
-        size and offset was computed in the entry, 0.65x NumPy). Python ints only: a NumPy
-        scalar argument stays the run-time value its methods and attributes need."""
+    def _decided_by_value(self, tx) -> bool:
+        """An int computed from run-time ints (no size among them) that does not tell
+        them apart (``n % 2``, ``a + b``, ``n // 4``): its value is what to guard."""
+        return (type(self.example) is int and not self.one_to_one and bool(self.leaves)
+                and not any(_is_size(leaf) or type(tx.output.leaf_value(leaf)) is not int
+                            for leaf in self.leaves))
+
+    def _now_constant(self, tx, leaves_too: bool = True) -> None:
+        """Guarded: the frame's locals holding it, or an argument it was computed from
+        (``leaves_too``: those were guarded), hold the constant from here on, so later
+        slices and sizes are static (correlation's ``range(M - 1)`` unrolled, then
+        ``data[:, i + 1:M]`` 63 times: each size and offset was computed in the entry,
+        0.65x NumPy). Python ints only: a NumPy scalar argument stays the run-time value
+        its methods and attributes need."""
         from .base import ConstantVariable
-        leaves = {leaf.display(): leaf for leaf in self.leaves if self.source is None}
+        leaves = {leaf.display(): leaf for leaf in self.leaves if self.source is None and leaves_too}
         for name, v in list(getattr(tx, "locals", {}).items()):
             if not isinstance(v, SymScalarVariable) or type(v.example) is not int:
                 continue
@@ -354,6 +376,8 @@ class SymScalarVariable(VariableTracker):
         value = tx.fold(op, a[2], b[2])
         result = SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
                                    tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
+        result.one_to_one = self.one_to_one and not isinstance(other, SymScalarVariable) and (
+            op in _SHIFTS or op in _SCALINGS and type(oval) is int and oval != 0)
         mine, theirs = self, other if isinstance(other, SymScalarVariable) else oval
         result.tree = float_tree(op, value, (theirs, mine) if reverse else (mine, theirs))
         return result
@@ -368,6 +392,7 @@ class SymScalarVariable(VariableTracker):
         value = tx.fold(op, self.example)
         result = SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})", value,
                                    self.leaves, tx=tx)
+        result.one_to_one = self.one_to_one
         result.tree = float_tree(op, value, (self,))
         return result
 
@@ -419,6 +444,9 @@ class SymScalarVariable(VariableTracker):
 _INT_METHODS = frozenset(("bit_count", "bit_length"))
 
 # Python-number operators that never raise (``/``, ``//``, ``%``, ``**``, shifts can)
+# ``n + c``, ``c - n`` (``n * c``, ``c * n`` of an int c != 0) give each int n its own value
+_SHIFTS = frozenset((operator.add, operator.sub, operator.iadd, operator.isub))
+_SCALINGS = frozenset((operator.mul, operator.imul))
 _NEVER_RAISE = frozenset((operator.add, operator.sub, operator.mul, operator.eq, operator.ne,
                           operator.lt, operator.le, operator.gt, operator.ge, operator.and_,
                           operator.or_, operator.xor, operator.iadd, operator.isub, operator.imul))
