@@ -27,7 +27,8 @@ from ..ops.loops import LoopBody, echo_warnings
 from ..ops.meta import fresh_copy
 from .loop_bounds import Bounds
 from .loop_ir import BufferValue, Scalar
-from .loop_scalars import FP_RAISED, PRELUDE, Unnative, _is_array, _kind_of
+from .loop_prelude import PRELUDE
+from .loop_scalars import FP_RAISED, Unnative, _is_array, _kind_of
 from .loops import _Printer
 
 # A carried scalar's C type -> the code the Launcher reads it back with (launch.c).
