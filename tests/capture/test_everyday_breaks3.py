@@ -111,12 +111,14 @@ def test_float_of_integer_and_bool_values_read_from_data_stays_in_the_graph():
 
 def _bit_weights(x, n):     # local binary patterns' "uniform" weights
     ones = np.array([bin(v).count("1") for v in range(16)])
-    return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
+    return x * ones - ord("A"), hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), \
+        format(n, "b"), chr(ord(b"a") + 2)
 
 
-def test_bin_hex_oct_format_of_constants_fold():
+def test_bin_hex_oct_format_ord_chr_of_constants_fold():
     # bin() and format() were unknown builtins: a break at each. Of a run-time int they
-    # break still (their text would be guarded by value: an entry per value)
+    # break still (their text would be guarded by value: an entry per value). ord() broke
+    # too (real20's Vigenere cipher on bytes: ``(plain - ord("A") + k) % 26``)
     compiled, _, _ = run_probe(_bit_weights, np.ones(16), 6, calls=1)
     breaks = [r.graph_break for r in compiled.records if r.graph_break is not None]
     assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
