@@ -124,6 +124,19 @@ def test_bin_hex_oct_format_ord_chr_of_constants_fold():
     assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
 
 
+def _sta_lta(a, b, nsta):   # obspy's classic_sta_lta and a C-ordered buffer for a C library
+    sta = np.cumsum(a ** 2)
+    sta = np.require(sta, dtype=np.float64)
+    sta[nsta:] = sta[nsta:] - sta[:-nsta]
+    return sta / nsta, np.require(b.T, np.float32, "C"), np.require(a) is a
+
+
+def test_np_require_of_an_array_is_captured():
+    # numpy.require had no kiln op: a break, and the rest of the function after it resumed
+    # in a function of its own (real20's STA/LTA trigger)
+    run_probe(_sta_lta, np.arange(10, dtype=np.int32), np.ones((3, 2)), 3, calls=1)
+
+
 def _set_walk(x, k):       # sets of ints: Python's iteration order is their values'
     total = 0.0
     for h in set([k, 9, 1, k, 17]):      # (9, 1 and 17 collide in an 8-slot table)
