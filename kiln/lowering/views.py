@@ -35,7 +35,13 @@ class ViewLowering:
         if any(isinstance(v, Value) for v in iter_values(spans)):
             return None
         if isinstance(x, Pointwise):
-            remapped = self._remap_pointwise(x, op, spans, params)
+            try:
+                remapped = self._remap_pointwise(x, op, spans, params)
+            except Undecidable:
+                # (``Z.T`` of ``(X[train] - mu) / sd``, a selection's rows: whether its
+                # count is more than 1): realized, then viewed (the whole graph ran in the
+                # NumPy interpreter: real20's k-fold ridge, 1.2x NumPy)
+                remapped = None
             if remapped is not None:
                 chain = _operand_chain(x)
                 root, views = chain if chain is not None else (x, ())
