@@ -168,7 +168,10 @@ class PointwiseLowering:
         for i, v in enumerate(values):
             theirs = getattr(v, "call_widths", frozenset())
             if isinstance(v, Pointwise) and own and theirs and len(own | theirs) > 1 and splits_widths(shape):
-                values[i] = self.realize(v)
+                # in NumPy's layout where it is not C order (a transposed input's sin: both
+                # kernels walk memory in order), known for static sizes
+                layout = getattr(v, "layout", None)
+                values[i] = self.realize(v, layout) if layout is not None and not self.sizes else self.realize(v)
             else:
                 widths |= theirs
         return frozenset(widths)
