@@ -514,7 +514,9 @@ def _widen_where(tx, selected: Any, var: VariableTracker, mine: Any, other: Any)
     if trace is None or trace.active is None or not (type(mine) in _WIDENS and type(other) is _WIDENS[type(mine)]):
         return _widen(tx, var, mine, other)
     active = trace.active
-    trace.active = selected()
+    # a float or bool widens exactly and never raises: no predicate (a new one's nodes
+    # would change the body's signature between its traces); an int may overflow int64
+    trace.active = selected() if type(mine) is int else None
     try:
         return _widen(tx, var, mine, other)
     finally:
