@@ -497,12 +497,21 @@ def is_straight(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset(
                for k in range(a, b + 1))
 
 
-def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, tuple[int, tuple]]:
-    """For a straight region: exit -> (stack depth, NULL positions) when control gets there.
-    Values below the lowest point the region pops to are untouched (NULLs included)."""
+def kept_nulls(facts: CodeFacts, a: int, b: int, nulls: tuple) -> tuple:
+    """The NULL positions of the stack at ``a`` that every exit of ``[a, b]`` still holds:
+    values below the lowest point the region pops to are untouched; above it the region
+    pushed its own (a resume function entered inside ``k = np.resize(key - ord("A"), n)``
+    whose region runs past the store into the next statement: the entry's NULL under
+    ``np.resize`` is gone, and the exit's stack is that statement's ``plain, ord("A")``)."""
     low = min(facts.depth[k] - _real_effect(facts.names[k], facts.args[k], jump)[0]
-              for k in range(a, b + 1) for jump in (False, True))
-    return {t: (facts.depth[t], tuple(p for p in nulls if p < low)) for t in exits(facts, a, b)}
+              for k in range(a, b + 1) if facts.depth[k] is not None for jump in (False, True))
+    return tuple(p for p in nulls if p < low)
+
+
+def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, tuple[int, tuple]]:
+    """For a straight region: exit -> (stack depth, NULL positions) when control gets there."""
+    kept = kept_nulls(facts, a, b, nulls)
+    return {t: (facts.depth[t], kept) for t in exits(facts, a, b)}
 
 
 # -- code generation ---------------------------------------------------------------------

@@ -477,7 +477,8 @@ def _merge(tx, cond: VariableTracker, a: VariableTracker, b: VariableTracker) ->
         # ``s = 0.0`` before the loop, ``s += x[i]`` on one path only: the carried value
         # takes the NumPy type (traced again with it, kiln/capture/loop_node.py), as a
         # loop that changes a carried value's type on every path does
-        a, b = _widen(tx, a, ta, tb), _widen(tx, b, tb, ta)
+        a = _widen_where(tx, lambda: cond, a, ta, tb)
+        b = _widen_where(tx, lambda: negate(tx, cond), b, tb, ta)
         ta, tb = _type_of(a), _type_of(b)
     if ta is None or tb is None or type(ta) is not type(tb):
         raise LoopFallback("the sides of an if/else leave values of different types "
@@ -502,6 +503,24 @@ def _widen(tx, var: VariableTracker, mine: Any, other: Any) -> VariableTracker:
         out.node.meta["widened"] = True   # not an op of the body's own (see _signature)
         return out
     return var
+
+
+def _widen_where(tx, selected: Any, var: VariableTracker, mine: Any, other: Any) -> VariableTracker:
+    """:func:`_widen` of a path's value at a merge, predicated on where the select takes it
+    (``selected()``), not on the side traced last: ``if v > 2: v = 7`` with ``v`` an
+    np.int64 widens the 7 as ``np.int64(select(v > 2, 7, 1))``, not under ``v <= 2``
+    (which gave the harmless 1 where the 7 was taken)."""
+    trace = tx.output.loop_trace
+    if trace is None or trace.active is None or not (type(mine) in _WIDENS and type(other) is _WIDENS[type(mine)]):
+        return _widen(tx, var, mine, other)
+    active = trace.active
+    # a float or bool widens exactly and never raises: no predicate (a new one's nodes
+    # would change the body's signature between its traces); an int may overflow int64
+    trace.active = selected() if type(mine) is int else None
+    try:
+        return _widen(tx, var, mine, other)
+    finally:
+        trace.active = active
 
 
 def _dead(name: str, live: set) -> bool:

@@ -298,8 +298,9 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             exit_specs.append(R.Exit(t, depth, t_nulls, functools.partial(Continuation, resume_fn), names))
     else:
         exit_specs = []
+        kept = R.kept_nulls(facts, a, b, nulls)
         for t, depth in R.exit_depths(facts, a, b, bp.opened).items():
-            t_nulls = tuple(p for p in nulls if p < depth)
+            t_nulls = tuple(p for p in kept if p < depth)
             exit_specs.append(R.Exit(t, depth, t_nulls,
                                      ResumeDispatch(resume_factory, bp.code, t, depth, t_nulls)))
     seg_code = R.segment_code(bp.code, a, b, len(stack), nulls, local_names, exit_specs, bp.opened)

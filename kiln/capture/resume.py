@@ -52,7 +52,7 @@ from .decode import code_key
 # The control-flow analysis (flow.py); its names are this module's API too.
 from .flow import (NO_FALLTHROUGH, ORIGIN, PROLOGUE_OPS, SINGLE_OK, CodeFacts,  # noqa: F401
                    Origin, _leaving, _lock, origin, original,
-                   _real_effect, after_straight, code_facts, exit_depths, exits, in_open_with,
+                   _real_effect, after_straight, code_facts, exit_depths, exits, in_open_with, kept_nulls,
                    index_of, is_straight, live_locals, members, open_withs, open_withs_at_entry,
                    region, region_exit_of, successors, through_jumps)
 
@@ -364,4 +364,5 @@ def is_generated(code: types.CodeType) -> bool:
 
 __all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
            "live_locals", "members", "resume_code", "resume_function", "segment_code", "segment_function",
-           "Exit", "origin", "original", "SINGLE_OK", "is_straight", "after_straight"]
+           "Exit", "origin", "original", "SINGLE_OK", "is_straight", "after_straight",
+           "kept_nulls"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_ops import CTYPES, CppEmitter, NameSource, calls_svml, ctype, template  # noqa: F401
+from .cpp_ops import CTYPES, CppEmitter, NameSource, call_width, calls_svml, ctype, template  # noqa: F401
 from .cpp_plan import MAX_SEGMENT_COPIES, CppKernelPlan, plan_kernel
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product
@@ -389,6 +389,9 @@ class CppRenderer(Renderer):
 
     def supports(self, fn: str, dtype: Any) -> bool:
         return np.dtype(dtype).name in CTYPES and (fn == "identity" or template(fn, dtype) is not None)
+
+    def call_width(self, fn: str, dtype: Any) -> str | None:
+        return call_width(fn, dtype)
 
     def plan_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
                     inplace: dict | None = None) -> CppKernelPlan:

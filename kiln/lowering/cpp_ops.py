@@ -11,6 +11,7 @@ and what a constant operand changes (``x ** 2`` multiplies), is the op's busines
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any, Callable, Sequence
@@ -236,6 +237,23 @@ def template(fn: str, dtype: Any) -> str | None:
         if ctype == "float":   # (kiln_exp's float version, by name: a module links the
             text = text.replace("kiln_exp(", "kiln_np_exp{f}(")   # functions it names, cpp_text.py)
     return text
+
+
+def call_width(fn: str, dtype: Any) -> str | None:
+    """:meth:`Renderer.call_width` for C++ kernels: glibc's scalar functions (SCALAR_F64,
+    SCALAR_MATH2, SCALAR_LOOPS) keep a loop scalar; NumPy's SVML functions are "vector":
+    a scalar loop calls their 512-bit vector once per element (np.sin(np.arctan2(z, p))
+    of 20000 float64: 4x NumPy; np.sin(beta) ** 3 with negative bases: 14x)."""
+    from ..config import config
+    return _call_width(fn, np.dtype(dtype).name, config.cxx_flags)
+
+
+@functools.lru_cache(maxsize=None)
+def _call_width(fn: str, dtype: str, cxx_flags: str) -> str | None:
+    dt = np.dtype(dtype)
+    if fn in SCALAR_F64 and dt == np.float64 or fn in SCALAR_MATH2 or dtype in SCALAR_LOOPS.get(fn, ()):
+        return "scalar"
+    return "vector" if dt.kind == "f" and svml_ufunc(fn, cxx_flags, dt) else None
 
 
 # What one vector-math call costs in statements. Measured per element on one thread

@@ -24,6 +24,18 @@ def one_element(shape: tuple) -> bool:
     return all(isinstance(d, (int, np.integer)) for d in shape) and math.prod(int(d) for d in shape) <= 1
 
 
+# Elements from which a closure's scalar-width and vector-width calls (Renderer.call_width)
+# run in loops of their own: a kernel launch more (~0.3 us) against ~10-20 ns an element
+# that a 512-bit SVML call per element costs a scalar loop.
+SPLIT_WIDTHS_AT = 256
+
+
+def splits_widths(shape: tuple) -> bool:
+    """Do loops over ``shape`` keep scalar and vector calls apart (SPLIT_WIDTHS_AT)?"""
+    return not all(isinstance(d, (int, np.integer)) for d in shape) or \
+        math.prod(int(d) for d in shape) >= SPLIT_WIDTHS_AT
+
+
 def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
     """(scalar function, loop dtype) of every call a scalar body makes (recorded)."""
     rec = RecordingHandler()
@@ -129,6 +141,7 @@ class PointwiseLowering:
         for i, v in enumerate(values):
             if recomputed(v, shape):   # read through a broadcast: computed once (loop_ir)
                 values[i] = self.realize(v)
+        widths = self._call_widths(calls, values, shape)
         cost = max(1, sum(8 if f in EXPENSIVE and d.kind == "f" else 1 for f, d in calls)) \
             + sum(getattr(v, "cost", 0) for v in values)
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
@@ -141,4 +154,24 @@ class PointwiseLowering:
         out = Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
         arrays = [v for v in values if isinstance(v, Value) and not isinstance(v, Scalar)]
         out.per_point = bool(arrays) and all(getattr(v, "per_point", False) for v in arrays)
+        out.call_widths = widths
         return out
+
+    def _call_widths(self, calls: list, values: list, shape: tuple) -> frozenset:
+        """The call widths (Renderer.call_width) of the closure this op makes; an operand
+        closure whose calls are of the other width is realized first, so that neither
+        loop runs the other's way (``np.sin(np.arctan2(z, p))``: glibc's scalar sin kept
+        the loop scalar, and NumPy's SVML atan2 then ran a 512-bit vector per element)."""
+        own = frozenset(w for f, d in calls for w in [self.renderer.call_width(f, d)] if w) \
+            if self.renderer is not None else frozenset()
+        widths = set(own)
+        for i, v in enumerate(values):
+            theirs = getattr(v, "call_widths", frozenset())
+            if isinstance(v, Pointwise) and own and theirs and len(own | theirs) > 1 and splits_widths(shape):
+                # in NumPy's layout where it is not C order (a transposed input's sin: both
+                # kernels walk memory in order), known for static sizes
+                layout = getattr(v, "layout", None)
+                values[i] = self.realize(v, layout) if layout is not None and not self.sizes else self.realize(v)
+            else:
+                widths |= theirs
+        return frozenset(widths)

@@ -63,6 +63,13 @@ class Renderer:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
         raise NotImplementedError
 
+    def call_width(self, fn: str, dtype: Any) -> str | None:
+        """How a call of scalar function ``fn`` in a loop of ``dtype`` runs: "scalar" (it
+        keeps the loop from running in vectors), "vector" (it computes a whole vector
+        whatever the lanes in use: called from a scalar loop it costs a vector per
+        element), or None (either way). Lowering keeps the two out of one loop."""
+        return None
+
     # -- kernels ---------------------------------------------------------------------------
     def plan_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
         """A scheduled kernel's plan (kiln/lowering/plan.py): loops, blocking, accumulators,

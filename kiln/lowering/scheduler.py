@@ -25,6 +25,7 @@ from ..ir.passes import may_warn_call
 from .handler import RecordingHandler
 from .loop_ir import Affine, BufferValue, linear
 from .lower import ComputeNode, ExternNode, GraphLowering, Opaque, iter_values
+from .pointwise import splits_widths
 
 # A chain longer than this splits, and every value crossing the split goes through memory
 # (an unrolled 50-step Mandelbrot loop keeps its 50 iterates in registers in one kernel).
@@ -101,6 +102,13 @@ def node_loads(node: ComputeNode, role: str, frame: Frame) -> list:
     return record(node, role, frame).loads
 
 
+def call_widths(node: ComputeNode) -> frozenset:
+    """How the node's calls run (Renderer.call_width: "scalar", "vector"), as its closure
+    records them (lowering/pointwise.py)."""
+    value = node.src if node.kind in ("reduction", "scan") else node.value
+    return frozenset(getattr(value, "call_widths", ()))
+
+
 def record(node: ComputeNode, role: str, frame: Frame) -> RecordingHandler:
     """What the node's code does when run in ``frame``, recorded by an ops handler."""
     rec = RecordingHandler()
@@ -115,6 +123,7 @@ class Kernel:
         self.members: list[tuple[ComputeNode, str]] = [(first, role_in(first, frame))]
         self.name = ""
         self.stages: list[tuple[str, list[tuple[ComputeNode, str]]]] = []
+        self.widths = call_widths(first)
 
     @property
     def nodes(self) -> list[ComputeNode]:
@@ -130,6 +139,10 @@ class Kernel:
             return f"the kernel already has {MAX_NODES_PER_KERNEL} nodes"
         if node.kind == "scan" or any(m.kind == "scan" for m in self.nodes):
             return "a scan (cumsum, cumprod) runs as a kernel of its own"
+        widths = call_widths(node)
+        if len(self.widths) == 1 and len(widths) == 1 and widths != self.widths and splits_widths(frame.shape):
+            # (Renderer.call_width; lowering/pointwise.py realized the operand for it)
+            return f"its calls run {set(widths).pop()}, the kernel's {set(self.widths).pop()}"
         if node.kind == "reduction" and not frame.axes:
             if node.in_shape != frame.shape:
                 return (f"the reduction iterates {node.in_shape}, the pointwise kernel "
@@ -152,6 +165,7 @@ class Kernel:
         self.frame = frame
         self.members = [(m, r) for m, (_, r) in zip(self.nodes, roles.values())]
         self.members.append((node, role))
+        self.widths |= widths
         return None
 
     def form_stages(self) -> None:

@@ -35,13 +35,21 @@ class ViewLowering:
         if any(isinstance(v, Value) for v in iter_values(spans)):
             return None
         if isinstance(x, Pointwise):
-            remapped = self._remap_pointwise(x, op, spans, params)
+            try:
+                remapped = self._remap_pointwise(x, op, spans, params)
+            except Undecidable:
+                # (``Z.T`` of ``(X[train] - mu) / sd``, a selection's rows: whether its
+                # count is more than 1): realized, then viewed (the whole graph ran in the
+                # NumPy interpreter: real20's k-fold ridge, 1.2x NumPy)
+                remapped = None
             if remapped is not None:
-                chain = getattr(x, "view_chain", None)
+                chain = _operand_chain(x)
                 root, views = chain if chain is not None else (x, ())
                 views = views + ((op, tuple(spans), dict(params), tuple(rest)),)
                 if _blas_friendly(root.shape, views):
                     remapped.view_chain = (root, views)
+                elif _most_of(root.shape, remapped.shape):
+                    remapped.part_chain = (root, views)
                 return remapped
             x = self.realize(x)
         result = _view_layout(op, x.shape, x.strides, spans, params)
@@ -176,7 +184,7 @@ class ViewLowering:
         done = self.realized(value)
         if done is not None:
             return tuple(done.strides)
-        chain = getattr(value, "view_chain", None)
+        chain = _operand_chain(value)
         if chain is None or written:
             return contiguous_strides(value.shape)
         root, views = chain
@@ -193,7 +201,7 @@ class ViewLowering:
         that buffer, as NumPy code would pass ``a.T``: BLAS reads a transposed operand for
         free, while writing the transposed copy costs a strided pass over the data.
         """
-        chain = getattr(value, "view_chain", None)
+        chain = _operand_chain(value)
         if chain is None or self.realized(value) is not None:
             return self.realize(value)
         root, views = chain
@@ -249,6 +257,24 @@ def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dic
     if op.layout is None:
         return None
     return op.layout(Window(tuple(shape), tuple(strides), 0), *rest, **params)
+
+
+def _most_of(root: tuple, shape: tuple) -> bool:
+    """Does a view of ``root``'s shape with ``shape`` (static sizes) read at least half its
+    elements? An extern's operand that is such a part of a closure (``x[:n - k]`` and
+    ``x[k:]`` of ``x = x - x.mean()`` into np.dot, a lag at a time) gets a view of the
+    closure realized once, as NumPy passes views of x: realizing each part wrote the
+    whole closure again per operand (21 lags of 20000: 12x NumPy's 117 us)."""
+    if not all(isinstance(n, int) for n in root + shape):
+        return False
+    return 0 < product(root) <= 2 * product(shape)
+
+
+def _operand_chain(value: Any) -> tuple | None:
+    """The root closure and views :meth:`ViewLowering.realize_operand` realizes ``value``
+    through (a view that keeps every element, or most of them: _most_of), or None."""
+    chain = getattr(value, "view_chain", None)
+    return chain if chain is not None else getattr(value, "part_chain", None)
 
 
 def _blas_friendly(shape: tuple, views: tuple) -> bool:

@@ -220,6 +220,33 @@ spell_composite(np.array, ("stack", "astype", "copy", "reshape", "ascontiguousar
                 _array_normalize, "numpy.array", builds_array=True)
 
 
+_REQUIRE_FLAGS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+                  "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W",
+                  "O": "O", "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+
+
+def _require_normalize(a, dtype=None, requirements=None, *, like=None):
+    """``np.require``: without requirements NumPy's ``asanyarray(a, dtype=dtype)``; with
+    'C' or 'F' its ``array(a, dtype, order, copy=None)`` (obspy's classic_sta_lta:
+    ``np.require(sta, dtype=np.float64)``). Flags the data decides (writeable, owndata,
+    aligned), 'E' and both orders run as NumPy."""
+    if like is not None:
+        reject("numpy.require", "like", like, "drop like=")
+    try:
+        flags = {_REQUIRE_FLAGS[x.upper()] for x in (requirements or ())}
+    except (KeyError, AttributeError, TypeError):
+        reject("numpy.require", "requirements", requirements, "it runs as NumPy, which raises")
+    if flags - {"C", "F"} or flags == {"C", "F"}:
+        reject("numpy.require", "requirements", requirements, "it runs as NumPy")
+    order = flags.pop() if flags else None
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": False, "order": order},
+                     passes_scalars=True, in_order=_numbers_only(a))
+
+
+spell_composite(np.require, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),
+                _require_normalize, "numpy.require", builds_array=True)
+
+
 def _ndarray_new(shape: Any, dtype: Any = float) -> Any:
     return N.empty(shape, dtype)
 

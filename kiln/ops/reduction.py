@@ -49,11 +49,16 @@ def dtype_of(x: Any) -> np.dtype:
 def sample(x: Any) -> Any:
     """A real stand-in for ``x`` in dtype rules: each dimension clipped to 0 or 1.
 
-    Python scalars stay as they are, so NumPy applies its own scalar rules to them.
+    Python scalars stay as they are, so NumPy applies its own scalar rules to them. A
+    size symbol (the lowering's, over dynamic sizes) counts as 1: whether a selection's
+    count is 0 decides no dtype, and asking raised Undecidable, so ``X[train].mean(0)``
+    after np.setdiff1d got a size of its own and met the 4 of X's rows (real20's k-fold
+    ridge ran in the NumPy interpreter, 1.2x NumPy).
     """
     if isinstance(x, (bool, int, float)) or x is None:
         return x
-    return np.zeros(tuple(min(d, 1) for d in shape_of(x)), dtype_of(x))
+    return np.zeros(tuple(min(d, 1) if isinstance(d, (int, np.integer)) else 1 for d in shape_of(x)),
+                    dtype_of(x))
 
 
 def quiet(fn: Callable, *args: Any, **kwargs: Any) -> Any:

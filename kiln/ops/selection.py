@@ -198,10 +198,16 @@ unique_counts_of = declare("unique_counts_of", Category.EXTERN, _unique_counts_o
 
 def _unique(ar, return_index, return_inverse, return_counts):
     ar = array_like(ar)
-    values = F.unique(ar)
-    out = [values]
     if return_index:
-        out.append(F.unique_index(ar))
+        # NumPy's values there are the stable sort's first of each run, ar[index]: one sort
+        # and a gather, not np.unique's sort again (nelson_aalen's unique(t,
+        # return_index=True, return_counts=True) of 8 floats: 24 us against NumPy's 20)
+        index = F.unique_index(ar)
+        values = N.getitem(N.ravel(ar), index)
+        out = [values, index]
+    else:
+        values = F.unique(ar)
+        out = [values]
     if np.dtype(ar.dtype).kind not in "biuf":
         inverse = F.unique_inverse(ar) if return_inverse else None
         counts = F.unique_counts(ar) if return_counts else None
@@ -238,7 +244,7 @@ def _unique_normalize(ar, return_index=False, return_inverse=False, return_count
 
 
 spell_composite(np.unique, ("unique", "unique_index", "unique_inverse", "unique_counts",
-                            "searchsorted", "unique_counts_of"),
+                            "searchsorted", "unique_counts_of", "ravel", "index"),
                 _unique_normalize, "numpy.unique")
 spell_composite(np.unique_values, ("unique",),
                 lambda x: Composite(lambda a: F.unique(a, values=True), (x,)), "numpy.unique_values")

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import NoDerivative
 from .indexing import is_array_entry, normalize_index
-from .meta import fresh_copy, ndim_of, normalize_axis, normalize_one_axis, reject
+from .meta import TensorMeta, fake_run_meta, fresh_copy, ndim_of, normalize_axis, normalize_one_axis, reject
 from .mutation import _as_value, _mutation_meta
 from .reduction import dtype_param, keep, loop_dtype, out_param
 from .registry import Bound, Category, F, declare, find_spelling, is_float_like, spell, ufunc_method_key
@@ -69,8 +69,24 @@ def _accumulate_impl(a: Any, ufunc: str = "add", axis: int = 0, dtype: Any = Non
     return getattr(np, ufunc).accumulate(a, axis, dtype)   # (array, axis, dtype): as reduce
 
 
+def _reduceat_meta(a: Any, indices: Any, ufunc: str = "add", axis: int = 0, dtype: Any = None) -> Any:
+    """a's shape with ``axis`` as long as ``indices``: a rule over size symbols too (run on
+    fake arrays it needed numbers, and the lowering gave the result a size of its own,
+    which met ``first``'s in ``deaths / (t.size - first)`` after np.unique(t,
+    return_index=True): the whole graph ran in the NumPy interpreter, 1.25x NumPy)."""
+    if not (isinstance(a, TensorMeta) and isinstance(indices, TensorMeta)
+            and len(indices.shape) == 1 and len(a.shape) > 0):
+        return fake_run_meta(reduceat, (a, indices), {"ufunc": ufunc, "axis": axis, "dtype": dtype})
+    one = fake_run_meta(reduceat, (TensorMeta((1,) * len(a.shape), a.dtype), TensorMeta((1,), indices.dtype)),
+                        {"ufunc": ufunc, "axis": axis, "dtype": dtype})
+    shape = list(a.shape)
+    shape[axis] = indices.shape[0]
+    return TensorMeta(tuple(shape), one.dtype)
+
+
 reduceat = declare("reduceat", Category.EXTERN, _reduceat_impl, inputs=("a", "indices"),
                    params={"ufunc": "add", "axis": 0, "dtype": None}, may_raise=True,
+                   meta=_reduceat_meta,
                    fresh_result=True,
                    doc="numpy.<ufunc>.reduceat(a, indices, axis, dtype): reductions over "
                        "the segments that start at indices")

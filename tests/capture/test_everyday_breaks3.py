@@ -111,15 +111,30 @@ def test_float_of_integer_and_bool_values_read_from_data_stays_in_the_graph():
 
 def _bit_weights(x, n):     # local binary patterns' "uniform" weights
     ones = np.array([bin(v).count("1") for v in range(16)])
-    return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
+    return x * ones - ord("A"), hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), \
+        format(n, "b"), chr(ord(b"a") + 2)
 
 
-def test_bin_hex_oct_format_of_constants_fold():
+def test_bin_hex_oct_format_ord_chr_of_constants_fold():
     # bin() and format() were unknown builtins: a break at each. Of a run-time int they
-    # break still (their text would be guarded by value: an entry per value)
+    # break still (their text would be guarded by value: an entry per value). ord() broke
+    # too (real20's Vigenere cipher on bytes: ``(plain - ord("A") + k) % 26``)
     compiled, _, _ = run_probe(_bit_weights, np.ones(16), 6, calls=1)
     breaks = [r.graph_break for r in compiled.records if r.graph_break is not None]
     assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
+
+
+def _sta_lta(a, b, nsta):   # obspy's classic_sta_lta and a C-ordered buffer for a C library
+    sta = np.cumsum(a ** 2)
+    sta = np.require(sta, dtype=np.float64)
+    sta[nsta:] = sta[nsta:] - sta[:-nsta]
+    return sta / nsta, np.require(b.T, np.float32, "C"), np.require(a) is a
+
+
+def test_np_require_of_an_array_is_captured():
+    # numpy.require had no kiln op: a break, and the rest of the function after it resumed
+    # in a function of its own (real20's STA/LTA trigger)
+    run_probe(_sta_lta, np.arange(10, dtype=np.int32), np.ones((3, 2)), 3, calls=1)
 
 
 def _set_walk(x, k):       # sets of ints: Python's iteration order is their values'

@@ -221,6 +221,20 @@ def found_or_last(A, t):              # for-else: idx set before the break is li
     return found, idx
 
 
+def reset_to_int(x, cap):             # np.int64 sums a path sets to a Python int: the int
+    v = w = 0                         # widened under the predicate of the side traced last
+    for i in range(x.shape[0]):       # gave the harmless 1 where it was taken (real20's
+        v = v + x[i]                  # (s, S) inventory policy: every level 1)
+        if v > cap:
+            v = 7
+        w = w + x[i]
+        if w > cap:
+            w = 3
+            continue
+        w = w * 2
+    return v, w
+
+
 CASES = {
     "first_above": lambda r: (first_above, (r.random(40), 0.9)),
     "first_above_none": lambda r: (first_above, (r.random(40), 2.0)),
@@ -249,6 +263,7 @@ CASES = {
     "count_until_none": lambda r: (count_until, (r.random(40), 50.0)),
     "found_or_last": lambda r: (found_or_last, (np.array([[0.2, 0.3], [0.95, 0.1], [0.4, 0.2], [0.1, 0.99]]), 0.9)),
     "found_or_last_rand": lambda r: (found_or_last, (r.random((6, 5)), 0.9)),
+    "reset_to_int": lambda r: (reset_to_int, (r.integers(0, 6, 20), 9)),
     "bits_until": lambda r: (bits_until, (r.integers(0, 256, 60).astype(np.uint8), np.uint8(7))),
 }
 

@@ -233,3 +233,18 @@ def test_a_chain_too_deep_to_build_at_once_is_cut_into_kernels():
     g = trace(chain, [TensorMeta(a.shape, a.dtype)], ["x"])
     gen = generate(g, [a])
     assert len(gen.kernel_names) == 1 and gen.cpp.count(" * 0.999;") == 300
+
+
+@pytest.mark.skipif(not __import__("kiln.lowering.cpp_ops", fromlist=["x"]).calls_svml(),
+                    reason="kernels call NumPy's SVML functions only where NumPy does (AVX-512)")
+def test_scalar_and_svml_calls_run_in_loops_of_their_own():
+    # glibc's float64 sin keeps a loop scalar, and NumPy's SVML atan2 and pow then ran a
+    # 512-bit vector per element (real20's ECEF to geodetic, np.sin(beta) ** 3 with
+    # negative bases: 14x NumPy; np.sin(np.arctan2(z, p)): 4x). Each its own kernel now
+    z, p = np.random.default_rng(9).standard_normal((2, 4096))
+    art = compile_and_check(lambda z, p: (F.power(F.sin(F.arctan2(z, F.multiply(p, 0.99))), 3.0),
+                                          F.cos(F.add(z, 1.0))), z, p, rtol=0)
+    calls = [set(re.findall(r"\b(kiln_np_atan2|kiln_np_pow|sin|cos)\(", b)) for b in
+             re.findall(r"_body\(.*?\n    \}\n\}", art.cpp, re.S)]
+    assert set().union(*calls) == {"kiln_np_atan2", "kiln_np_pow", "sin", "cos"}, calls
+    assert all(c <= {"sin", "cos"} or c <= {"kiln_np_atan2", "kiln_np_pow"} for c in calls), calls

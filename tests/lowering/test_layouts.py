@@ -200,9 +200,13 @@ def test_elementwise_kernels_iterate_in_memory_order(make):
     # NumPy's time at 1000 x 1000); in memory order it is one contiguous loop.
     from kiln.ops import F
     a = make(np.random.default_rng(3).standard_normal((40, 30)))
-    [body] = _kernel_bodies(lambda x: F.exp(F.sin(x)), a)
-    assert body.count("for (") == 1, body
-    assert "[x0]" in body or "[x1]" in body, body
+    # (glibc's scalar sin and NumPy's SVML exp run in kernels of their own where kernels
+    # call SVML: lowering/pointwise.py splits_widths; each walks memory in order)
+    bodies = _kernel_bodies(lambda x: F.exp(F.sin(x)), a)
+    assert 1 <= len(bodies) <= 2, bodies
+    for body in bodies:
+        assert body.count("for (") == 1, body
+        assert "[x0]" in body or "[x1]" in body, body
 
 
 def test_c_ordered_and_mixed_kernels_keep_c_order():

@@ -1064,3 +1064,25 @@ def test_a_priced_out_region_that_ends_inside_a_pending_call_runs_to_the_stateme
     assert first.graph is None and f"lines {line + 1}-{line + 2} run as Python" in first.graph_break.reason, \
         first.graph_break.reason
     assert any(r.graph is not None for r in resumed), [(r.function, r.ops) for r in compiled.records]
+
+
+@kiln.disable
+def _letter_offset(c):
+    return c - 60
+
+
+def shift_letters(plain, key):
+    k = np.resize(key - _letter_offset(65), plain.shape)
+    return (plain - _letter_offset(65) + k) % 26
+
+
+def test_a_priced_out_region_entered_inside_an_expression_leaves_no_null_on_its_exit():
+    # The resume function after the first break starts inside ``np.resize(...)`` (a NULL
+    # under np.resize on its stack); the graph before the second break was priced out, and
+    # the region from the start ran past the store into the next statement. Its exit kept
+    # the entry's NULL positions: the resume after it took ``plain`` as NULL, and the
+    # second call of real20's vigenere_bytes (``plain - ord("A")``) crashed the process.
+    plain, key = np.frombuffer(b"ATTACKATDAWN", dtype=np.uint8), np.frombuffer(b"LEMON", dtype=np.uint8)
+    compiled = kiln.compile(shift_letters)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(plain, key), shift_letters(plain, key))

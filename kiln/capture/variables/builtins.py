@@ -425,6 +425,12 @@ class BuiltinVariable(ConstantVariable):
     def call_oct(self, tx, x) -> VariableTracker:
         return self._fold_known(tx, (x,))
 
+    def call_ord(self, tx, c) -> VariableTracker:   # ``plain - ord("A")`` on byte arrays
+        return self._fold_known(tx, (c,), (str, bytes, bytearray))
+
+    def call_chr(self, tx, i) -> VariableTracker:
+        return self._fold_known(tx, (i,))
+
     def call_format(self, tx, *args) -> VariableTracker:
         return self._fold_known(tx, args, (int, bool, float, str))
 
