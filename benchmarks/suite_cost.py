@@ -14,7 +14,8 @@ lock, I/O, a wait on something outside; the time a core sits idle on an idle mac
 however loaded this one is; and ``load s``, the rest of the wall time that was not CPU:
 waiting for a core (this machine's load; on an idle one the two workers' own threads and
 g++ runs crowding two cores). ``python -m benchmarks.suite_cost --wait`` lists the files by
-``blocked``, what they waited in (the kernel's wait channel, the children then alive),
+``blocked``, what they waited in (the last wait each test was seen in: the main thread's
+kernel wait channel, the children then alive),
 and each worker's timeline: its start (imports, collection), its tests, the gaps between
 them (xdist handing out files), how long it sat idle at the end while the other worker
 finished. The folder is ``$KILN_SUITE_COST_DIR`` or ``.suite_cost``.
@@ -177,16 +178,16 @@ def _table(rows: dict, top: int, tests: bool, key) -> str:
     lines = [f"{'test' if tests else 'test file':58s} {'builds':>6s} {'own s':>7s} {'g++ s':>7s} "
              f"{'CPU s':>7s} {'tests':>6s} {'wall s':>7s} {'blocked':>7s} {'load s':>7s}"]
     for name, r in sorted(rows.items(), key=lambda kv: key(kv[1]))[:top] + [("all", total)]:
-        load = r[4] - r[1] - r[2] - r[5]
-        lines.append(f"{name[-58:]:58s} {r[0]:6d} {r[1]:7.1f} {r[2]:7.1f} {r[1] + r[2]:7.1f} {r[3]:6d} "
-                     f"{r[4]:7.1f} {r[5]:7.1f} {load:7.1f}")
+        wall = (f"{r[4]:7.1f} {r[5]:7.1f} {r[4] - r[1] - r[2] - r[5]:7.1f}" if r[4] else
+                f"{'-':>7s} {'-':>7s} {'-':>7s}")   # (a file an older plugin wrote)
+        lines.append(f"{name[-58:]:58s} {r[0]:6d} {r[1]:7.1f} {r[2]:7.1f} {r[1] + r[2]:7.1f} {r[3]:6d} {wall}")
     return "\n".join(lines)
 
 
 def waits(folder: str = FOLDER, top: int = 30) -> str:
-    """The test files by blocked seconds (nothing of the worker's runnable), what the
-    longest blocked stretches waited in, then each worker's timeline: its start (imports,
-    collection), its tests' wall, the gaps between them, its idle tail."""
+    """The test files by blocked seconds (nothing of the worker's runnable), the blocked
+    seconds by file and what its tests last waited in, then each worker's timeline: its
+    start (collection), its tests' wall, the gaps between them, its idle tail."""
     rows = _rows(folder, "*.json")
     lines = [_table(rows, top, False, lambda r: -r[5]), "", "blocked s  test file | waited in"]
     on: dict = {}
