@@ -1,0 +1,71 @@
+"""Numbers read from array data, used as Python uses them, captured without a graph break:
+Python's float ``/`` of floats read from data (``python_true_divide``: Python's own
+ZeroDivisionError, never inf), NumPy's scalar types made from them (``np.uint16(int(h[0]))``,
+``python_scalar_type``: NumPy's OverflowError and cast warning), and ``Z.flat[i]`` of a
+run-time index (``Z.flat[np.abs(Z - z).argmin()]``, ``flat_item``: NumPy's wrap and its own
+IndexError message). Each is checked against the function run without kiln: values and
+types, exceptions, warnings, on every backend."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+BACKENDS = ["cpp", "eager", "aot_eager"]
+
+
+def _outcome(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", fn(*args))
+        except Exception as e:   # noqa: BLE001 - the exception itself is compared
+            result = ("raise", type(e), str(e))
+    return result, [str(w.message) for w in caught]
+
+
+def _same(got, want):
+    (g, gw), (w, ww) = got, want
+    assert gw == ww and g[0] == w[0], (got, want)
+    if w[0] == "raise":
+        assert g == w
+        return
+    for a, b in zip(g[1], w[1]):
+        assert type(a) is type(b), (a, b)
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes(), (a, b)
+
+
+def reads(a, f, Z, z, k):
+    # a header of ints, a pair of floats, a grid and a value to find in it
+    n = np.uint16(int(a[0]))              # NumPy's OverflowError past 65535
+    x = float(f[0])
+    ratio = x / float(f[1])               # Python's ZeroDivisionError on a zero
+    near = Z.flat[np.abs(Z - z).argmin()]
+    return (n + a, n, np.float32(float(f[1])), ratio, ratio * f, 1.0 / x, x / 4,
+            near, Z.flat[k], Z.T.flat[k])
+
+
+def _cases():
+    a, f, Z = np.array([7, 3]), np.array([3.0, 0.5]), np.arange(12.0).reshape(3, 4)
+    yield a, f, Z, 4.4, 5
+    yield np.array([70000, 3]), f, Z, 4.4, 5                    # OverflowError
+    yield a, np.array([3.0, 0.0]), Z, 4.4, 5                     # ZeroDivisionError
+    yield a, np.array([-0.0, np.inf]), Z, 4.4, 5                 # warns in ratio * f, then 1.0 / x raises
+    yield a, np.array([3.0, 1e300]), Z.astype(np.float32), 2.0, -1   # float32 overflow warns
+    yield a, f, Z, 4.4, 12                                       # flat's own IndexError
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_numbers_read_from_data_are_pythons(backend):
+    compiled = kiln.compile(reads, backend=backend)
+    for args in _cases():
+        _same(_outcome(compiled, *args), _outcome(reads, *args))
+
+
+def test_numbers_read_from_data_compile_without_a_break():
+    out = kiln.explain(reads)(*next(_cases()))
+    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
+    ops = out.ops_per_graph[0]
+    assert {"python_true_divide", "python_scalar_type", "flat_item"} <= set(ops), ops
