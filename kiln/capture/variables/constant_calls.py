@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 
 import numpy as np
 
@@ -126,9 +127,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         made = call_constant(tx, ConstantVariable(dict), list(args[1:]), dict(kwargs))
         if type(made) is containers.DictVariable:
             return DefaultDictVariable(args[0].value if args else None, made.entries)
-    from .iterators import POOLED, pooled
+    from .iterators import POOLED, accumulate, pooled
     if cls in POOLED:
         return pooled(tx, cls, list(args), dict(kwargs))
+    if cls is itertools.accumulate:
+        return accumulate(tx, list(args), dict(kwargs))
     from .user_classes import construct
     made = construct(tx, cls, list(args), dict(kwargs))
     if made is not None:
