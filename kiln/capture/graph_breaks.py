@@ -46,7 +46,7 @@ from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
 from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
-from .loop_types import WidenFirst
+from .loop_types import LateBound, WidenFirst, bind_late, unbind_late
 from .loops import MIN_TRIP, LoopFallback, apply_scalar
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import SymScalarVariable
@@ -188,8 +188,10 @@ def _attempt(tx, inst, bounds: tuple, sites: set, widen: tuple) -> bool:
             tx.locals[COUNTER] = enclosing
 
 
-def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: bool) -> bool:
+def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: bool,
+                  late: dict | None = None) -> bool:
     tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
+    stand_ins = bind_late(tx, late or {})   # (loop_types.LateBound: err = ... in the body)
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
@@ -200,8 +202,11 @@ def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: boo
         tx.while_tests = outer
         state.roll_back()
         tx.locals.pop(COUNTER, None)
+        unbind_late(tx, stand_ins)
         if isinstance(e, WidenFirst) and not widen:
-            return _attempt_here(tx, inst, bounds, sites, e.names, nested)
+            return _attempt_here(tx, inst, bounds, sites, e.names, nested, late)
+        if isinstance(e, LateBound) and not late:
+            return _attempt_here(tx, inst, bounds, sites, widen, nested, e.late)
         _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
         return False
     finally:

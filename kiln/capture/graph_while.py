@@ -69,7 +69,7 @@ from .loop_branches import may_raise
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
-from .loop_types import WidenFirst, check_widened
+from .loop_types import LateBound, WidenFirst, bind_late, check_late, check_widened, late_kinds, unbind_late
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable
@@ -231,7 +231,8 @@ def _attempt(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | Non
 
 
 def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None,
-                  widen: tuple = ()) -> bool:
+                  widen: tuple = (), late: dict | None = None) -> bool:
+    stand_ins = bind_late(tx, late or {})   # (before the snapshot: the trip rebinds them)
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
@@ -241,8 +242,11 @@ def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple 
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.while_tests = outer
         state.roll_back()
+        unbind_late(tx, stand_ins)
         if isinstance(e, WidenFirst) and not widen:
-            return _attempt_once(tx, head, bottom, exit, back, jump, e.names)
+            return _attempt_once(tx, head, bottom, exit, back, jump, e.names, late)
+        if isinstance(e, LateBound) and not late:
+            return _attempt_once(tx, head, bottom, exit, back, jump, widen, e.late)
         _note(tx, f"not a graph while loop either: {reason_of(e)}")
         return False
     finally:
@@ -387,9 +391,13 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
         if not (_is_number(starts[n]) and _is_number(tx.locals.get(n))):
             raise LoopFallback(f"the loop rebinds '{n}' from {starts[n].describe()} to "
                                f"{tx.locals.get(n).describe() if n in tx.locals else 'nothing'}")
-    for n in sorted(live):
-        if n not in starts and n in tx.locals:
-            raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
+    unbound = [n for n in sorted(live) if n not in starts and n in tx.locals]
+    if unbound:
+        reason = f"'{unbound[0]}' is assigned in the loop and used after it, but not bound before it"
+        late = None if zero else late_kinds(tx, unbound)
+        if late is None:
+            raise LoopFallback(reason)
+        raise LateBound(late, reason)      # traced again with them bound (loop_types.bind_late)
     slots = array_slots(tx, snap, saved, before, calls, live, skip=set(scalars))
     stacks = stacked_items(tx, _Span(head, exit), snap, saved, appends, calls, before, slots.outs,
                            _root, _outer)
@@ -407,6 +415,7 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
             raise LoopFallback(f"the loop may run zero times and rebinds '{slots.names[id(v)][0]}', "
                                f"an array from outside the function (it must stay the same object)")
     read = {id(a) for c in calls for a in iter_nodes(c.args)}
+    check_late(starts, tx.locals, read, [item for _, _, item, _ in stacks])
     types, widen = {}, []
     for n in scalars:
         first, last = _type_of(starts[n]), _type_of(tx.locals[n])

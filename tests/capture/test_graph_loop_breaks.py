@@ -262,3 +262,43 @@ def test_append_after_the_break_is_not_made_on_the_breaking_trip():
     x = np.zeros(2)
     check_program(append_after_break, [(x, 10), (x, 2), (x, 0)], "eager")
     assert "appends to a list after the break's test" in _notes(append_after_break, x, 10)
+
+
+def bound_in_the_loop(u, maxiter, tol):
+    """Locals first bound in the loop and read after it (stop 57: "'err' is assigned in the
+    loop and used after it, but not bound before it" kept the loop unrolled): an array, a
+    NumPy scalar and a Python number, each the last trip's."""
+    u = u.copy()
+    for it in range(maxiter):
+        old = u.copy()
+        u[1:-1] = 0.5 * (old[:-2] + old[2:])
+        err = np.abs(u - old).max()
+        n = it * 2
+        if err < tol:
+            break
+    return u, old, err, n
+
+
+def read_before_bound(u, maxiter):
+    """A name the trip reads before it binds it: Python's UnboundLocalError, first trip."""
+    for _ in range(maxiter):
+        u = u + late
+        late = u.sum()
+        if late > 1e9:
+            break
+    return u, late
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_locals_first_bound_in_the_loop(backend):
+    u = np.sin(np.linspace(0, 3, 24))
+    check_program(bound_in_the_loop, [(u, 300, 1e-4),   # breaks early
+                                      (u, 3, 1e-4),     # never: the last trip's values
+                                      (u, 50, 10.0),    # on the first trip
+                                      (u, 0, 1e-4)],    # no trip: UnboundLocalError
+                  backend)
+    check_program(read_before_bound, [(u, 5)], backend)
+    out = kiln.explain(bound_in_the_loop)(u, 300, 1e-4)
+    # (before: the first trip inline, a break at its test, the node in the resume function)
+    assert out.graph_break_count == 0 and out.graph_count == 1
+    assert any(NODE in note for note in out.loops)
