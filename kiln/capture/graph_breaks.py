@@ -214,6 +214,18 @@ def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: boo
     return True
 
 
+def rebound_after(tx, chain: BreakChain) -> dict:
+    """The locals the trip rebinds after the break's test, name -> the tracker it held at
+    the test, where that is all it does there (no operation, no new local, no append);
+    else LoopFallback."""
+    chain.check_appends()
+    if len(tx.output.graph.nodes) != chain.nodes or set(tx.locals) != set(chain.locals):
+        raise LoopFallback("the body computes after the break's test (the break is not its "
+                           "last statement; with the test at the end of the body, or only "
+                           "rebindings after it, the loop is one node)")
+    return {n: v for n, v in chain.locals.items() if tx.locals[n] is not v}
+
+
 def reads_loop_variable(tx, inst) -> bool:
     """Does the body of the range loop at FOR_ITER ``inst`` read its variable (``acc + i``,
     ``t = i * dt``)? (It is live right after FOR_ITER's store of it.)"""
@@ -278,17 +290,18 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
                            "variable, or on the data): the while form has no branches")
     if tx.locals.get(i_name) is not item:
         raise LoopFallback("the body rebinds the loop variable")
+    exits = {}
     try:
         chain.check_pure(tx)
         chain.check_appends()
     except LoopFallback as e:
         if not str(e).startswith("the while test stores a local"):
             raise
-        # ``g = grad(w); if norm(g) < tol: break; w = w - lr * g``: the trip goes on past
-        # the test, which the node can only test at the end of a trip
-        raise LoopFallback("the body stores a local after the break's test (the break is not "
-                           "its last statement; with the test at the end of the body the loop "
-                           "is one node)") from e
+        # ``if np.abs(newC - C).max() < tol: break`` then ``C = newC``: rebindings only
+        # (the break's trip skips them: the node gives those names their values at the
+        # trip's start, GraphLoopBody.exits); ``g = grad(w); if norm(g) < tol: break; w =
+        # w - lr * g`` computes after the test, which the node can only test at the end
+        exits = rebound_after(tx, chain)
     tx.while_tests = None
     # (in another counted loop's body it stays a node: unrolled there, the outer body
     # compiles every trip of it, 70 trips of a column pair's distance 16 s to build)
@@ -306,7 +319,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     carry_and_emit(tx, inst.index, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
                    what="range loop with a break" if sites else "range loop carrying numbers",
-                   widened=widen, unrolls=unrolls)
+                   widened=widen, unrolls=unrolls, exits=exits)
     last = tx.locals.pop(COUNTER)
     if i_name in live_after:
         tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])

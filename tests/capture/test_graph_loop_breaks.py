@@ -302,3 +302,46 @@ def test_locals_first_bound_in_the_loop(backend):
     # (before: the first trip inline, a break at its test, the node in the resume function)
     assert out.graph_break_count == 0 and out.graph_count == 1
     assert any(NODE in note for note in out.loops)
+
+
+def rebound_after_the_break(X, C, max_iter, tol):
+    """k-means' "until converged": the test, then only rebindings (stop 57: "the body
+    stores a local after the break's test" ran the first trip inline and broke the graph
+    at the test). The trip that breaks skips ``C = newC`` and ``lam = lam_new``."""
+    C = C.copy()
+    lam = X.sum() * 0.0           # (an np.float64, as the trip's: a Python float is not kept)
+    for it in range(max_iter):
+        d = ((X[:, None] - C[None]) ** 2).sum(-1)
+        newC = 0.5 * C + 0.5 * X[d.argmin(0)]
+        lam_new = d.min()
+        if np.abs(newC - C).max() < tol:
+            break
+        C = newC
+        lam = lam_new
+    return C, it, lam
+
+
+@pytest.mark.parametrize("backend", BACKENDS + ["aot_eager"])
+def test_rebindings_after_the_break(backend):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    C = X[:3] + 0.25
+    check_program(rebound_after_the_break, [(X, C, 60, 1e-9),   # breaks early
+                                            (X, C, 2, 1e-9),    # never: the last rebinding kept
+                                            (X, C, 60, 10.0),   # the first trip breaks
+                                            (X, C, 0, 1e-9)],   # no trip: 'it' unbound
+                  backend)
+    # an argument rebound after the test stays as before (on a first-trip break C is the
+    # caller's own array): values and aliasing checked, the loop is not this node
+    check_program(heat_rebound_after, [(C, 40, 1e-9), (C, 40, 10.0)], backend)
+    out = kiln.explain(rebound_after_the_break)(X, C, 60, 1e-9)
+    assert out.graph_break_count == 0 and any(NODE in note for note in out.loops)
+
+
+def heat_rebound_after(u, maxiter, tol):
+    for _ in range(maxiter):
+        v = 0.5 * (u + np.roll(u, 1))
+        if np.abs(v - u).max() < tol:
+            break
+        u = v
+    return u
