@@ -352,3 +352,27 @@ def python_scalar_type(tx, cls: type, var: Any) -> Any:
     result = ArrayVariable(node, ())
     result.scalar = True
     return result
+
+
+def data_int_index(array: Any, index: Any) -> Any:
+    """``v[j]`` of ``j = int(np.argmax(v))``, a Python int read from data (stop 57: "Python
+    int read from array ... passed to a NumPy function" broke the graph): where the index
+    reads one element (an int for every dim), each such int is the 0-d integer array it was
+    read from, which NumPy indexes the same (the element, its NumPy scalar type, the same
+    IndexError). A partial index (a row: a view with an int, a copy with an array) stays."""
+    from .variables.arrays import PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    from .variables.containers import TupleVariable
+    entries = list(index.item_list) if isinstance(index, TupleVariable) else [index]
+
+    def data_int(v):   # (read from a signed integer, or an unsigned one below 2**63)
+        dt = np.dtype(v.array.meta.dtype) if isinstance(v, PyValueVariable) else None
+        return dt is not None and v.kind is int and not v.array.tensor and \
+            (dt.kind == "i" or dt.kind == "u" and dt.itemsize < 8)
+    if array.tensor or not any(data_int(v) for v in entries) or len(entries) != len(array.meta.shape):
+        return index
+    if not all(data_int(v) or isinstance(v, ConstantVariable) and type(v.value) is int
+               or isinstance(v, SymScalarVariable) and type(v.example) is int for v in entries):
+        return index
+    entries = [v.array if isinstance(v, PyValueVariable) else v for v in entries]
+    return TupleVariable(entries) if isinstance(index, TupleVariable) else entries[0]

@@ -69,3 +69,32 @@ def test_numbers_read_from_data_compile_without_a_break():
     assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
     ops = out.ops_per_graph[0]
     assert {"python_true_divide", "python_scalar_type", "flat_item"} <= set(ops), ops
+
+
+def element_reads(values, back, A):
+    # viterbi's backtrack and an argmax's value: a Python int read from data as the index
+    # of one element (stop 57: "Python int read from array ... passed to a NumPy function")
+    j = int(np.argmax(values))
+    path = [int(np.argmin(values))]
+    for t in range(back.shape[0]):
+        path.append(int(back[t, path[-1]]))
+    k = int(back.sum() % 3)
+    return values[j], path, A[k, j], A[k, -1], values[int(back[0, 0])]
+
+
+def row_read(A):
+    r = A[int(A.argmax())]          # a row: a view with an int (a copy with an array): as before
+    r[0] = -1.0
+    return r
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_ints_read_from_data_index_elements(backend):
+    from tests.test_programs import check_program
+    rng = np.random.default_rng(3)
+    back, A = rng.integers(0, 6, (4, 6)), rng.standard_normal((3, 6))
+    check_program(element_reads, [(rng.standard_normal(6), back, A),
+                                  (rng.standard_normal(6), back + 2, A)], backend)   # IndexError
+    check_program(row_read, [(np.array([[0.0, 2.0], [1.0, 0.5]]),)], backend)
+    out = kiln.explain(element_reads)(rng.standard_normal(6), back, A)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons

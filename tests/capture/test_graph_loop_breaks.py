@@ -297,7 +297,8 @@ def test_locals_first_bound_in_the_loop(backend):
                                       (u, 50, 10.0),    # on the first trip
                                       (u, 0, 1e-4)],    # no trip: UnboundLocalError
                   backend)
-    check_program(read_before_bound, [(u, 5)], backend)
+    if backend != "cpp":     # (Python's UnboundLocalError at capture: no builds needed)
+        check_program(read_before_bound, [(u, 5)], backend)
     out = kiln.explain(bound_in_the_loop)(u, 300, 1e-4)
     # (before: the first trip inline, a break at its test, the node in the resume function)
     assert out.graph_break_count == 0 and out.graph_count == 1
@@ -333,7 +334,8 @@ def test_rebindings_after_the_break(backend):
                   backend)
     # an argument rebound after the test stays as before (on a first-trip break C is the
     # caller's own array): values and aliasing checked, the loop is not this node
-    check_program(heat_rebound_after, [(C, 40, 1e-9), (C, 40, 10.0)], backend)
+    if backend != "cpp":     # (capture's choice, the same on every backend: no builds)
+        check_program(heat_rebound_after, [(C, 40, 1e-9), (C, 40, 10.0)], backend)
     out = kiln.explain(rebound_after_the_break)(X, C, 60, 1e-9)
     assert out.graph_break_count == 0 and any(NODE in note for note in out.loops)
 

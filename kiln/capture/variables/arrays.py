@@ -160,6 +160,8 @@ class ArrayVariable(VariableTracker):
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         from ..opcall import index_lists_stacked
+        from ..python_numbers import data_int_index
+        index = data_int_index(self, index)
         return tx.call_op(method_key("__getitem__"), [self, index_lists_stacked(tx, index)], {},
                           "indexing")
 
