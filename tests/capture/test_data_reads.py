@@ -98,3 +98,21 @@ def test_python_ints_read_from_data_index_elements(backend):
     check_program(row_read, [(np.array([[0.0, 2.0], [1.0, 0.5]]),)], backend)
     out = kiln.explain(element_reads)(rng.standard_normal(6), back, A)
     assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
+
+
+def item_reads(x, i, b):
+    # ``.item()`` of 0-d values: the Python number of its kind (stop 57: it broke the graph)
+    a = x[0, 0].item()
+    f = x.astype(np.float32)[1, 1].item()        # a float32's double
+    k = i.max().item()
+    return a, k, f, (x > 0).any().item(), a * 2.0 + f, k + 1, x * a, np.array([a, f]), \
+        b.sum().item(), x.sum().item() / 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_item_of_0d_values(backend):
+    from tests.test_programs import check_program
+    args = (np.random.default_rng(4).standard_normal((3, 3)), np.arange(4), np.array([True, False]))
+    check_program(item_reads, [args], backend)
+    out = kiln.explain(item_reads)(*args)
+    assert out.graph_count == 1 and out.graph_break_count == 0, out.break_reasons
