@@ -87,6 +87,10 @@ def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
             or array.meta.shape != () or array.array_type is not np.ndarray:
         return None
     kind = np.dtype(array.meta.dtype).kind
+    if cls is not int and getattr(tx.output, "grad_depth", 0):
+        # inside a function kiln.grad differentiates the number would be a constant of the
+        # derivative (its path lost, silently): Python's kiln.grad raises, so it breaks
+        return None
     if not tx.output.graph_loop_body:
         if cls is None and kind in "iufb":
             cls = _ITEM_TYPES[kind]   # ``v.item()``: the int, float or bool of it (stop 57)
