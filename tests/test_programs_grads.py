@@ -337,6 +337,13 @@ def test_item_of_a_value_being_differentiated_raises_and_format_works():
         with pytest.raises(kiln.KilnError, match=r"t\.item\(\) of a Tensor .*test_programs_grads.py:\d+"):
             fn(w)
 
+    def scaled_by_float(w):     # (compiled, float() of it gave the gradient without its path)
+        r = X @ w - y
+        return np.mean(r ** 2) / float(np.std(r))
+
+    with pytest.raises(kiln.KilnError, match=r"float\(t\) of a Tensor"):
+        kiln.compile(lambda w: kiln.grad(scaled_by_float)(w))(w)
+
     def logged(w):
         loss = np.mean((X @ w - y) ** 2)
         text = f"{loss:.3f}"

@@ -26,8 +26,12 @@ before the sort ran (UnboundLocalError 'u6': tests/runtime/test_int_indices.py);
 occupancy grid's ``min(r, max_range)`` of an np.float64 and a keyword's run-time float
 broke, and so did the permission check's IntFlag members meeting arrays and ``for flag in
 Perm`` (both tests/capture/test_everyday_breaks3.py; 13 us as NumPy, 4 us now). The harness
-compares a legacy RandomState by its state. Left: itertools.accumulate, np.uint16() of a
-Python int read from data, ``int()`` of an argmin used as an index (breaks, at NumPy's speed).
+compares a legacy RandomState by its state. Left then: itertools.accumulate, np.uint16() of
+a Python int read from data, ``int()`` of an argmin used as an index (breaks, at NumPy's
+speed). Since stop 57 itertools.accumulate is captured, and so are np.uint16() of an int
+read from data and such an int as an element's index (tests/capture/test_data_reads.py);
+fletcher16's ``np.uint16((int(s2) << 8) | int(s1))`` (an int computed from them) and
+greedy_assignment's computed index still break.
 """
 from __future__ import annotations
 

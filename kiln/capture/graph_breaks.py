@@ -46,7 +46,7 @@ from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
 from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
-from .loop_types import WidenFirst
+from .loop_types import LateBound, WidenFirst, bind_late, unbind_late
 from .loops import MIN_TRIP, LoopFallback, apply_scalar
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import SymScalarVariable
@@ -188,8 +188,10 @@ def _attempt(tx, inst, bounds: tuple, sites: set, widen: tuple) -> bool:
             tx.locals[COUNTER] = enclosing
 
 
-def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: bool) -> bool:
+def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: bool,
+                  late: dict | None = None) -> bool:
     tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
+    stand_ins = bind_late(tx, late or {})   # (loop_types.LateBound: err = ... in the body)
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
@@ -200,13 +202,28 @@ def _attempt_here(tx, inst, bounds: tuple, sites: set, widen: tuple, nested: boo
         tx.while_tests = outer
         state.roll_back()
         tx.locals.pop(COUNTER, None)
+        unbind_late(tx, stand_ins)
         if isinstance(e, WidenFirst) and not widen:
-            return _attempt_here(tx, inst, bounds, sites, e.names, nested)
+            return _attempt_here(tx, inst, bounds, sites, e.names, nested, late)
+        if isinstance(e, LateBound) and not late:
+            return _attempt_here(tx, inst, bounds, sites, widen, nested, e.late)
         _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
         return False
     finally:
         tx.while_tests = outer
     return True
+
+
+def rebound_after(tx, chain: BreakChain) -> dict:
+    """The locals the trip rebinds after the break's test, name -> the tracker it held at
+    the test, where that is all it does there (no operation, no new local, no append);
+    else LoopFallback."""
+    chain.check_appends()
+    if len(tx.output.graph.nodes) != chain.nodes or set(tx.locals) != set(chain.locals):
+        raise LoopFallback("the body computes after the break's test (the break is not its "
+                           "last statement; with the test at the end of the body, or only "
+                           "rebindings after it, the loop is one node)")
+    return {n: v for n, v in chain.locals.items() if tx.locals[n] is not v}
 
 
 def reads_loop_variable(tx, inst) -> bool:
@@ -273,17 +290,18 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
                            "variable, or on the data): the while form has no branches")
     if tx.locals.get(i_name) is not item:
         raise LoopFallback("the body rebinds the loop variable")
+    exits = {}
     try:
         chain.check_pure(tx)
         chain.check_appends()
     except LoopFallback as e:
         if not str(e).startswith("the while test stores a local"):
             raise
-        # ``g = grad(w); if norm(g) < tol: break; w = w - lr * g``: the trip goes on past
-        # the test, which the node can only test at the end of a trip
-        raise LoopFallback("the body stores a local after the break's test (the break is not "
-                           "its last statement; with the test at the end of the body the loop "
-                           "is one node)") from e
+        # ``if np.abs(newC - C).max() < tol: break`` then ``C = newC``: rebindings only
+        # (the break's trip skips them: the node gives those names their values at the
+        # trip's start, GraphLoopBody.exits); ``g = grad(w); if norm(g) < tol: break; w =
+        # w - lr * g`` computes after the test, which the node can only test at the end
+        exits = rebound_after(tx, chain)
     tx.while_tests = None
     # (in another counted loop's body it stays a node: unrolled there, the outer body
     # compiles every trip of it, 70 trips of a column pair's distance 16 s to build)
@@ -301,7 +319,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     carry_and_emit(tx, inst.index, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
                    what="range loop with a break" if sites else "range loop carrying numbers",
-                   widened=widen, unrolls=unrolls)
+                   widened=widen, unrolls=unrolls, exits=exits)
     last = tx.locals.pop(COUNTER)
     if i_name in live_after:
         tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])

@@ -45,6 +45,7 @@ from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
+from .loop_types import LateBound, bind_late, check_late, late_kinds, unbind_late
 from .loops import MIN_TRIP, LoopFallback
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
@@ -138,6 +139,12 @@ def try_graph_loop(tx, inst, it) -> bool:
         return False
     if tx.stop_at is not None and inst.index <= tx.stop_at < inst.target:
         return False
+    return _attempt(tx, inst, bounds, trips, None)
+
+
+def _attempt(tx, inst, bounds: tuple, trips: int | None, late: dict | None) -> bool:
+    """One try at the node (again with ``late``'s stand-ins bound: loop_types.LateBound)."""
+    stand_ins = bind_late(tx, late or {})   # (before the snapshot: the trip rebinds them)
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
@@ -145,6 +152,9 @@ def try_graph_loop(tx, inst, it) -> bool:
         _build(tx, inst, bounds, trips, snap, saved, state.before, state.unbacked)
     except (LoopFallback, BreakGraph, KilnError) as e:
         state.roll_back()
+        unbind_late(tx, stand_ins)
+        if isinstance(e, LateBound) and not late:
+            return _attempt(tx, inst, bounds, trips, e.late)
         _note(tx, f"not a graph loop either: {reason_of(e)}")
         return False
     return True
@@ -318,8 +328,18 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     i_name = nxt_inst.arg if nxt_inst.opname == "STORE_FAST" and isinstance(nxt_inst.arg, str) else None
     if i_name is None or not isinstance(tx.locals.get(i_name), LoopVariable):
         raise LoopFallback("the loop variable is not a plain local")
+    unbound = [n for n in sorted(live - {i_name}) if n not in snap.locals and n in tx.locals]
+    if unbound:
+        # arrays the trip binds, read after the loop: the last trip's, where one runs
+        reason = f"'{unbound[0]}' is assigned in the loop and used after it, but not bound before it"
+        late = late_kinds(tx, unbound) if count >= 1 else None
+        if late is None or any(kind[0] != "array" for kind in late.values()):
+            raise LoopFallback(reason)
+        raise LateBound(late, reason)
     slots = array_slots(tx, snap, saved, before, calls, live - {i_name})
     stacks = stacked_items(tx, inst, snap, saved, appends, calls, before, slots.outs, _root, _outer)
+    check_late(snap.locals, tx.locals, {id(a) for c in calls for a in iter_nodes(c.args)},
+               [item for _, _, item, _ in stacks])
     if stacks and count < 1:
         raise LoopFallback("a stacked list's loop that runs no trip")
     if trips is None:

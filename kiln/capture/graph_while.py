@@ -69,7 +69,7 @@ from .loop_branches import may_raise
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
-from .loop_types import WidenFirst, check_widened
+from .loop_types import LateBound, WidenFirst, bind_late, check_late, check_widened, late_kinds, unbind_late
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable
@@ -231,7 +231,8 @@ def _attempt(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | Non
 
 
 def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None,
-                  widen: tuple = ()) -> bool:
+                  widen: tuple = (), late: dict | None = None) -> bool:
+    stand_ins = bind_late(tx, late or {})   # (before the snapshot: the trip rebinds them)
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
@@ -241,8 +242,11 @@ def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple 
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.while_tests = outer
         state.roll_back()
+        unbind_late(tx, stand_ins)
         if isinstance(e, WidenFirst) and not widen:
-            return _attempt_once(tx, head, bottom, exit, back, jump, e.names)
+            return _attempt_once(tx, head, bottom, exit, back, jump, e.names, late)
+        if isinstance(e, LateBound) and not late:
+            return _attempt_once(tx, head, bottom, exit, back, jump, widen, e.late)
         _note(tx, f"not a graph while loop either: {reason_of(e)}")
         return False
     finally:
@@ -362,7 +366,7 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state, widen: tuple 
 
 def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after, starts, made,
                    chain, fall, entry_values, entry, what: str = "while loop", widened: tuple = (),
-                   unrolls: Any = None) -> None:
+                   unrolls: Any = None, exits: dict | None = None) -> None:
     """The traced trip (``starts``: the locals before it; ``made``: the numbers the graph
     computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
     it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
@@ -387,9 +391,13 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
         if not (_is_number(starts[n]) and _is_number(tx.locals.get(n))):
             raise LoopFallback(f"the loop rebinds '{n}' from {starts[n].describe()} to "
                                f"{tx.locals.get(n).describe() if n in tx.locals else 'nothing'}")
-    for n in sorted(live):
-        if n not in starts and n in tx.locals:
-            raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
+    unbound = [n for n in sorted(live) if n not in starts and n in tx.locals]
+    if unbound:
+        reason = f"'{unbound[0]}' is assigned in the loop and used after it, but not bound before it"
+        late = None if zero else late_kinds(tx, unbound)
+        if late is None:
+            raise LoopFallback(reason)
+        raise LateBound(late, reason)      # traced again with them bound (loop_types.bind_late)
     slots = array_slots(tx, snap, saved, before, calls, live, skip=set(scalars))
     stacks = stacked_items(tx, _Span(head, exit), snap, saved, appends, calls, before, slots.outs,
                            _root, _outer)
@@ -407,6 +415,7 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
             raise LoopFallback(f"the loop may run zero times and rebinds '{slots.names[id(v)][0]}', "
                                f"an array from outside the function (it must stay the same object)")
     read = {id(a) for c in calls for a in iter_nodes(c.args)}
+    check_late(starts, tx.locals, read, [item for _, _, item, _ in stacks])
     types, widen = {}, []
     for n in scalars:
         first, last = _type_of(starts[n]), _type_of(tx.locals[n])
@@ -432,12 +441,56 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
     if widen:
         raise WidenFirst(tuple(widen), f"'{widen[0]}' changes type in the first trip (float -> "
                          f"float64); start it with its final type")
+    pairs = exit_pairs(snap, saved, slots, scalars, starts, types, live_after, exits or {})
     _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry, what, stacks)
+          fall, entry_values, entry, what, stacks, pairs)
     for var in made.values():   # the numbers the trace computed with, where nothing used them
         if not var.node.users and var.node in tx.output.graph.nodes:
             var.node.args = ()
             tx.output.graph.nodes.remove(var.node)
+
+
+def exit_pairs(snap, saved, slots, scalars: list, starts: dict, types: dict, live_after: set,
+               exits: dict) -> tuple:
+    """``GraphLoopBody.exits`` of the names rebound after a break (``exits``: name -> its
+    tracker at the test): ``(p, q)``, carried value ``p`` ends as carried value ``q`` was
+    at the breaking trip's start. Each must be such a start: a carried number's, or a
+    carried array's that the trip rebinds (not written in place) and that only that name
+    holds, made in the function (the node's copy of it is then as good as it); a
+    number's of the type it ends with (the node carries the first value converted)."""
+    slot_of, start_of = {}, {}
+    for p, k in enumerate(slots.keep):
+        v = slots.positions[k]
+        start_of[id(v)] = p
+        for n in slots.names[id(v)]:
+            slot_of[n] = p
+    for i, n in enumerate(scalars, start=len(slots.keep)):
+        slot_of[n], start_of[id(starts[n])] = i, i
+    pairs = []
+    for n, held in sorted(exits.items()):
+        if n not in live_after:
+            continue
+        p, q = slot_of.get(n), start_of.get(id(held))
+        if p is None or q is None:
+            raise LoopFallback(f"'{n}' is rebound after the break's test, and at the test it "
+                               f"holds a value the trip computed (only the value it started with "
+                               f"is kept)")
+        for r in {p, q}:
+            if r >= len(slots.keep):
+                m = scalars[r - len(slots.keep)]
+                if type(_type_of(starts[m])) is not type(types[m]):
+                    raise LoopFallback(f"'{n}' is rebound after the break's test, and '{m}' "
+                                       f"starts as another type than it ends with")
+            else:
+                v = slots.positions[slots.keep[r]]
+                attrs = saved[id(v)][1]
+                if slots.nxt[r][0] != "out" or len(slots.names[id(v)]) != 1 or _held(snap, v) \
+                        or not (attrs["fresh"] and attrs["node"].kind == "call"):
+                    raise LoopFallback(f"'{n}' is rebound after the break's test from an array "
+                                       f"from outside the function, written in place or bound "
+                                       f"to other names (the one object must stay where it was)")
+        pairs.append((p, q))
+    return tuple(pairs)
 
 
 class _Span:
@@ -453,7 +506,7 @@ ROWS_HINT = 16
 
 
 def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry, what, stacks) -> None:
+          fall, entry_values, entry, what, stacks, exits: tuple = ()) -> None:
     graph = tx.output.graph
     array_starts = slots.starts(saved)
     number_starts = [starts[n].node for n in scalars]
@@ -470,8 +523,11 @@ def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, c
     tests = chain.decision()
     rows = tuple(TensorMeta((ROWS_HINT,) + item.node.val.shape, item.node.val.dtype)
                  for _, _, item, _ in stacks)
+    # (a range loop with a break: the range's own test first, then the break's)
+    breaks = WhileTests(tests.tests[1:], fall) if exits else None
     body = GraphLoopBody(body_graph, len(nxt), nxt, where=where,
-                         tests=(entry, WhileTests(tests.tests, fall)), stacked=rows)
+                         tests=(entry, WhileTests(tests.tests, fall)), stacked=rows,
+                         exits=exits, breaks=breaks)
     back_at_head(tx, snap, saved)
     # a number's first value, as the type the loop carries (unread by the body when the
     # types differ: the first trip replaces it)

@@ -78,7 +78,8 @@ def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
     """``float(array)``, ``int(array)`` or (``cls`` None) ``array.item()`` of a 0-d array in a
     graph loop's body, as the Python number the graph computes (the module doc), and
     ``int()`` of an integer array anywhere (which never raises; python_numbers'
-    PythonIntVariable computes Python's int arithmetic on it); None where capture breaks
+    PythonIntVariable computes Python's int arithmetic on it), ``float()`` of a real one and
+    ``item()`` of a real or bool one; None where capture breaks
     the graph as before (a float's int(), a complex's float(), a kiln.Tensor, float()
     outside such a body)."""
     if tx.output.loop_trace is not None \
@@ -86,13 +87,22 @@ def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
             or array.meta.shape != () or array.array_type is not np.ndarray:
         return None
     kind = np.dtype(array.meta.dtype).kind
-    if not tx.output.graph_loop_body and not (cls is int and kind in "iu" or cls is float and kind in "fiub"):
-        # (elsewhere only ``n += int(mask.sum())``: python_numbers.PythonIntVariable)
+    if cls is not int and getattr(tx.output, "grad_depth", 0):
+        # inside a function kiln.grad differentiates the number would be a constant of the
+        # derivative (its path lost, silently): Python's kiln.grad raises, so it breaks
         return None
+    if not tx.output.graph_loop_body:
+        if cls is None and kind in "iufb":
+            cls = _ITEM_TYPES[kind]   # ``v.item()``: the int, float or bool of it (stop 57)
+        if not (cls is int and kind in "iu" or cls is float and kind in "fiub" or cls is bool and kind == "b"):
+            # (elsewhere only ``n += int(mask.sum())``: python_numbers.PythonIntVariable)
+            return None
     if np.dtype(array.meta.dtype).itemsize > (16 if kind == "c" else 8):
         return None      # (a long double's item() is itself)
     if cls is None:
         return PyValueVariable(array, _ITEM_TYPES[kind]) if kind in _ITEM_TYPES else None
+    if cls is bool:
+        return PyValueVariable(array, bool)
     if cls is float and kind == "f" and (array.meta.dtype == np.float64 or tx.output.graph_loop_body) \
             or cls is int and kind in "iu":   # (a body's rows are stacked in their own dtype)
         return PyValueVariable(array, cls)

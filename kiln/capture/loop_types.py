@@ -276,3 +276,85 @@ def flagged_result(tx, n: str, value: VariableTracker, item: Any, flag: Variable
         item.meta["numpy_flag"] = flag.node
         return value
     return TypedByFlagVariable(tx, value, flag, _NARROWS[type(example)])
+
+
+class LateBound(LoopFallback):
+    """Locals a graph loop's trip binds that were unbound before the loop and are read
+    after it (``for it in range(maxit): ...; err = np.abs(u - old).max(); if err < tol:
+    break`` then ``return u, err``): where the node runs at least once, Python leaves them
+    bound to the last trip's values. The loop is traced again with each bound before it
+    to a stand-in of its final kind (:func:`bind_late`), which the body must not read
+    (Python would raise UnboundLocalError in the first trip) and must rebind: the
+    carried value's first value is never used. ``late``: name -> ``("number", example)``
+    or ``("array", shape, dtype)``."""
+
+    def __init__(self, late: dict, reason: str) -> None:
+        super().__init__(reason)
+        self.late = late
+
+
+def late_kinds(tx, names: list) -> dict | None:
+    """:class:`LateBound`'s ``late`` for the locals ``names`` the traced trip bound, or
+    None where one is not a number or an array of static shape."""
+    from .loops import _type_of
+    from .variables.arrays import ArrayVariable
+    late = {}
+    for n in names:
+        v = tx.locals[n]
+        example = _type_of(v)
+        if example is not None and stand_in_type(example):
+            late[n] = ("number", example)
+        elif isinstance(v, ArrayVariable) and not v.tensor and not v.scalar \
+                and v.array_type is np.ndarray and all(type(d) is int for d in v.meta.shape):
+            late[n] = ("array", tuple(v.meta.shape), np.dtype(v.meta.dtype))
+        else:
+            return None
+    return late
+
+
+def stand_in_type(example: Any) -> bool:
+    return type(example) in (int, float, bool) or isinstance(example, np.generic) \
+        and np.dtype(type(example)).kind in "biuf"
+
+
+def bind_late(tx, late: dict) -> list:
+    """Bind each name of ``late`` to its stand-in (before the loop's snapshot); the
+    trackers made, marked ``late_stand_in``."""
+    from .loops import apply_scalar
+    from .variables.base import ConstantVariable
+    made = []
+    for n, kind in late.items():
+        if kind[0] == "number":
+            ex = kind[1]
+            fn = f"np.{type(ex).__name__}" if isinstance(ex, np.generic) else type(ex).__name__
+            v = apply_scalar(tx, fn, [ConstantVariable(0)])
+        else:
+            v = tx.call_op(np.empty, [ConstantVariable(kind[1])], {"dtype": ConstantVariable(kind[2])},
+                           "a stand-in for a local the loop binds")
+        v.late_stand_in = True
+        tx.locals[n] = v
+        made.append((n, v))
+    return made
+
+
+def unbind_late(tx, made: list) -> None:
+    """Undo :func:`bind_late` (a failed attempt)."""
+    graph = tx.output.graph
+    for n, v in made:
+        if tx.locals.get(n) is v:
+            del tx.locals[n]
+        node = getattr(v, "node", None)
+        if node is not None and node in graph.nodes and not node.users:
+            node.args = ()
+            graph.nodes.remove(node)
+    graph._compiled = None
+
+
+def check_late(starts: dict, locals_now: dict, read: set, stacked: list) -> None:
+    """The stand-ins :func:`bind_late` made: rebound by the trip, never read by it."""
+    for n, v in starts.items():
+        if not getattr(v, "late_stand_in", False):
+            continue
+        if locals_now.get(n) is v or id(getattr(v, "node", None)) in read \
+                or any(item is v for item in stacked):
+            raise LoopFallback(f"'{n}' is read in the loop before the loop binds it")

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import Category, TensorMeta, infer_meta
-from ..ops.python_numbers import BY_OPERATOR, MATH_FUNCTIONS, PYTHON_MATH
+from ..ops.python_numbers import BY_OPERATOR, MATH_FUNCTIONS, PYTHON_MATH, SCALAR_TYPES
 from .bytecode_facts import INPLACE_TO_PLAIN
 from .variables.base import VariableTracker
 
@@ -168,6 +168,8 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     from .variables.base import ConstantVariable
     from ..ops import REGISTRY
     name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    if INPLACE_TO_PLAIN.get(op, op) is operator.truediv:
+        name = "python_true_divide"     # (Python's ZeroDivisionError: its own division)
     kind = float
     if name is None and tx.output.graph_loop_body:
         # ``if loss < tol: break`` in a graph loop's body: a comparison of doubles is the
@@ -328,3 +330,49 @@ def python_math(tx, fn: Any, args: list) -> Any:
     node = tx.output.graph.call(PYTHON_MATH[len(args)], tuple(operands), {"fn": name},
                                 source=tx.location())
     return PyValueVariable(ArrayVariable(node, ()), float)
+
+
+def python_scalar_type(tx, cls: type, var: Any) -> Any:
+    """``np.uint16(n)`` of a Python number ``var`` read from array data (a PyValueVariable:
+    ``n = int(hdr[0])``): NumPy's constructor on that number as a graph node
+    (kiln/ops/python_numbers.py ``python_scalar_type``), a NumPy scalar the graph computes,
+    with NumPy's OverflowError for an int out of the type's range. None for other types
+    (the caller breaks the graph as before)."""
+    from .variables.arrays import ArrayVariable
+    from ..ops import REGISTRY
+    try:
+        name = np.dtype(cls).name
+    except TypeError:       # (an abstract type: np.integer)
+        return None
+    if name not in SCALAR_TYPES or np.dtype(name).type is not cls or var.kind not in (int, float, bool):
+        return None
+    node = tx.output.graph.call(REGISTRY["python_scalar_type"], (var.array.node,),
+                                {"type": name, "kind": var.kind.__name__},
+                                source=tx.location())
+    result = ArrayVariable(node, ())
+    result.scalar = True
+    return result
+
+
+def data_int_index(array: Any, index: Any) -> Any:
+    """``v[j]`` of ``j = int(np.argmax(v))``, a Python int read from data (stop 57: "Python
+    int read from array ... passed to a NumPy function" broke the graph): where the index
+    reads one element (an int for every dim), each such int is the 0-d integer array it was
+    read from, which NumPy indexes the same (the element, its NumPy scalar type, the same
+    IndexError). A partial index (a row: a view with an int, a copy with an array) stays."""
+    from .variables.arrays import PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    from .variables.containers import TupleVariable
+    entries = list(index.item_list) if isinstance(index, TupleVariable) else [index]
+
+    def data_int(v):   # (read from a signed integer, or an unsigned one below 2**63)
+        dt = np.dtype(v.array.meta.dtype) if isinstance(v, PyValueVariable) else None
+        return dt is not None and v.kind is int and not v.array.tensor and \
+            (dt.kind == "i" or dt.kind == "u" and dt.itemsize < 8)
+    if array.tensor or not any(data_int(v) for v in entries) or len(entries) != len(array.meta.shape):
+        return index
+    if not all(data_int(v) or isinstance(v, ConstantVariable) and type(v.value) is int
+               or isinstance(v, SymScalarVariable) and type(v.example) is int for v in entries):
+        return index
+    entries = [v.array if isinstance(v, PyValueVariable) else v for v in entries]
+    return TupleVariable(entries) if isinstance(index, TupleVariable) else entries[0]

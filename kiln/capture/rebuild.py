@@ -13,6 +13,7 @@ frame may be rebuilt over a copy of its cell.
 from __future__ import annotations
 
 import functools
+import itertools
 import types
 from typing import Any, Callable
 
@@ -24,7 +25,8 @@ from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
                                    NamedTupleVariable, TupleVariable, rebuild_dict)
-from .variables.iterators import (ArrayIteratorVariable, IteratorVariable, MapIteratorVariable,
+from .variables.iterators import (AccumulateIteratorVariable, ArrayIteratorVariable,
+                                  IteratorVariable, MapIteratorVariable,
                                   ZipIteratorVariable, changed_dict_iter)
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
@@ -140,6 +142,13 @@ class Rebuilder:
         """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one; a
         loop over a list goes on over the real list (live, as Python walks it), from where
         it was."""
+        if isinstance(var, AccumulateIteratorVariable):   # from its running value on
+            made = f"{self.ns.ref(itertools.accumulate, 'f')}({self(var.parts[0])}, " \
+                   f"{'None' if var.fn is None else self(var.fn)}" + \
+                   ("" if var.acc is None else f", initial={self(var.acc)}") + ")"
+            if var.acc is None or var.first:
+                return made
+            return f"{self.ns.ref(_advanced_iter, 'f')}({made}, 1)"   # (its initial: taken)
         if isinstance(var, ZipIteratorVariable):   # zip/enumerate over the parts where they are
             parts = ", ".join(self(p) for p in var.parts)
             if isinstance(var, MapIteratorVariable):

@@ -83,8 +83,14 @@ class GraphLoopBody:
     _count = 0
 
     def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "",
-                 tests: tuple | None = None, stacked: tuple = ()) -> None:
+                 tests: tuple | None = None, stacked: tuple = (), exits: tuple = (),
+                 breaks: "WhileTests | None" = None) -> None:
         self.graph = graph
+        # A range loop whose break is followed by rebindings (``if done: break`` then ``C =
+        # newC``): on a trip that breaks, Python skips them, so carried value ``p`` ends as
+        # carried value ``q`` was when that trip started, for each ``(p, q)`` of ``exits``;
+        # ``breaks`` is the break's own test (the loop broke where it says out).
+        self.exits, self.breaks = exits, breaks
         # The lists the loop appends to (kiln/capture/loop_lists.py): the metas of the
         # ``(trips, *shape)`` buffers of the body's last ``len(stacked)`` outputs, one row a
         # trip, which the node returns after its carried values (a while loop's trip count
@@ -146,7 +152,7 @@ class GraphLoopBody:
         # own, none overlaps another, their layouts are those of the first call).
         fast = getattr(fn, "plain_path", None)
         fast = fast() if fast is not None else None
-        if trips is None and fast is not None:
+        if trips is None and fast is not None and not self.exits:
             spread = getattr(fn, "spread_path", None)
             spread = spread() if spread is not None else None
             return run_while(self, fn, spread or fast, spread is not None, state, operands,
@@ -159,12 +165,13 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
     """Run ``fn`` (then ``fast``, its short path) ``trips`` times, or while the while
     loop's test says so; the carried values of the next trip are as ``nxt`` says (and
     the stacked outputs copied into their buffers' rows, ``GraphLoopBody.stacked``)."""
+    prev = state
     outs = fn(*state, *operands)
     state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
     if fast is None:
         fast = lambda args: fn(*args)   # noqa: E731
     if body.stacked:
-        return _stacking(body, fast, trips, outs, state, operands, nxt)
+        return _stacking(body, fast, trips, outs, state, operands, nxt, prev)
     if trips is not None:
         for _ in range(trips - 1):
             outs = fast((*state, *operands))
@@ -174,11 +181,24 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
     tested = outs[body.n_outs:]
     done = 1
     while each.go_on(tested):
+        prev = state
         outs = fast((*state, *operands))
         state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         tested = outs[body.n_outs:]
         done += 1
     stats["trips"] += done
+    return exit_state(body, prev, state, tested)
+
+
+def exit_state(body: GraphLoopBody, prev: list, state: list, tested: Any) -> tuple:
+    """The carried values after the loop: ``state``, but where the last trip broke (its
+    break test said out, ``GraphLoopBody.breaks``) those of ``body.exits`` as they were
+    when it started (``prev``): Python skipped the rebindings after the break."""
+    if not body.exits or body.breaks.go_on(tested):
+        return tuple(state)
+    state = list(state)
+    for p, q in body.exits:
+        state[p] = prev[q]
     return tuple(state)
 
 
@@ -189,7 +209,7 @@ FIRST_ROWS = 16
 
 
 def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any, state: list,
-              operands: tuple, nxt: tuple) -> tuple:
+              operands: tuple, nxt: tuple, prev: list) -> tuple:
     """:func:`iterate` for a loop that appends to lists (``GraphLoopBody.stacked``): the
     body's last outputs copied into one row a trip of their buffers, returned after the
     carried values, as many rows as trips ran. ``outs``: the first trip's outputs."""
@@ -198,6 +218,7 @@ def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any,
     first = _first_stacked(body)
     done = 1
     while done < trips if trips is not None else body.tests[1].go_on(outs[body.n_outs:]):
+        prev = state
         outs = fast((*state, *operands))
         state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         if done == len(rows[0]):       # (a while loop's: its trip count is the data's)
@@ -207,6 +228,7 @@ def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any,
         done += 1
     if trips is None:
         stats["trips"] += done
+        return exit_state(body, prev, state, outs[body.n_outs:]) + _trimmed(rows, done)
     return tuple(state) + _trimmed(rows, done)
 
 
@@ -428,10 +450,20 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
         lines.append(f"{node.name}_test = {format_value(tuple(node.args[0]), consts)}")
     rows = f"{node.name}_rows"
     lines += [f"{rows} = {tuple([] for _ in body.stacked)!r}"] if body.stacked else []
+    tested = f"{node.name}_out[{body.n_outs}:]"
+    exits = []
+    if body.exits:
+        # (a break skips the rebindings after it: those names as the trip started)
+        step = [f"    {node.name}_prev = {node.name}"] + step
+        picks = dict(body.exits)
+        again = ", ".join(f"{node.name}_prev[{picks[p]}]" if p in picks else f"{node.name}[{p}]"
+                          for p in range(len(body.next)))
+        exits = [f"if not ({body.breaks.python(tested)}):",
+                 f"    {node.name} = ({again},)"]
+    stacking = _print_rows(node, body, rows) if body.stacked else []
     return lines + [f"{go} = {entry.python(node.name + '_test')}",
                     f"while {go}:"] + step + [
-                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"] + (
-                    _print_rows(node, body, rows) if body.stacked else [])
+                    f"    {go} = {each.python(tested)}"] + stacking[:-1] + exits + stacking[-1:]
 
 
 def _print_rows(node: Any, body: GraphLoopBody, rows: str) -> list:

@@ -351,3 +351,19 @@ def _getitem_below(x, index=(), **params):
 
 
 getitem.values_below = _getitem_below
+
+
+def _flat_item_meta(x: Any, index: Any) -> TensorMeta:
+    if isinstance(index, TensorMeta) and (index.shape != () or np.dtype(index.dtype).kind not in "iu"):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
+                         "and integer or boolean arrays are valid indices")
+    return TensorMeta((), x.dtype)
+
+
+# ``Z.flat[Z.argmin()]``, ``a.flat[k]`` of a run-time int: the element at C-order position
+# ``index`` (NumPy's own ``flat``: its wrap of a negative index and its IndexError, "index 7
+# is out of bounds for size 6", which indexing's differs from). A constant index is an
+# element read (kiln/capture/variables/numpy_objects.py FlatIterVariable).
+flat_item = declare("flat_item", Category.EXTERN, lambda x, index: x.flat[index],
+                    inputs=("x", "index"), meta=_flat_item_meta, may_raise=True,
+                    doc="x.flat[index] of a run-time integer index: one element, a NumPy scalar")

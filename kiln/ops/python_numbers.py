@@ -11,8 +11,10 @@ function is one graph call with the numbers passed in unboxed.
 multiply-add: kernels build with -ffp-contract=off), and Python raises nothing and warns
 about nothing for them: the kernel here is the Python operation itself, so NumPy's
 error mode (``np.errstate(all='raise')``) never applies to them, whichever backend or
-fallback runs the graph. ``/``, ``**``, ``//`` and ``%`` are not here: Python raises
-ZeroDivisionError or OverflowError where a double kernel would not. The result is a
+fallback runs the graph. ``/`` is ``python_true_divide`` below, an extern call of Python's
+own division (ZeroDivisionError "float division by zero" where a double kernel gives
+inf); ``**``, ``//`` and ``%`` are not here: Python raises ZeroDivisionError or
+OverflowError where a double kernel would not. The result is a
 float64 0-d value (a NumPy scalar); Python floats carry no derivative, so the ops have no
 derivative rule (capture builds them from Python numbers only).
 
@@ -65,6 +67,42 @@ for _name, (_fn, _scalar, _inputs) in PYTHON_FLOAT_OPS.items():
 
 # Python operator -> op name (capture maps a SymScalarVariable's operation through it).
 BY_OPERATOR = {fn: name for name, (fn, _, _) in PYTHON_FLOAT_OPS.items()}
+
+
+# ``x / y`` of Python floats read from data (``x = float(a[0]); y = x / float(a[1])``):
+# Python's division itself as the kernel, so a zero divisor raises Python's
+# ZeroDivisionError, never inf; an extern call (no backend fuses it), as math's are below.
+python_true_divide = declare(
+    "python_true_divide", Category.POINTWISE, _kernel(operator.truediv), inputs=("x", "y"),
+    meta=_meta, may_raise=True,
+    python_us=lambda node, per_op_us: 0.03,
+    doc="Python's float / of run-time numbers, as a float64 0-d value (ZeroDivisionError)")
+
+
+# ``np.uint16(n)``, ``np.float32(x)`` of a Python number read from data (``n =
+# int(hdr[0])``): NumPy's own constructor on the Python number itself, so its value, its
+# OverflowError ("Python integer 70000 out of bounds for uint16") and its cast warnings
+# are NumPy's. An extern call (no backend fuses it); the result is the NumPy scalar.
+SCALAR_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                "uint64", "float32", "float64", "complex64", "complex128")
+_KINDS = {"int": int, "float": float, "bool": bool}
+
+
+def _scalar_type_meta(x: Any, type: str, kind: str) -> TensorMeta:
+    if type not in SCALAR_TYPES or kind not in _KINDS:
+        raise TypeError(f"np.{type} of a Python {kind}: not a NumPy scalar type kiln makes")
+    return TensorMeta((), np.dtype(type))
+
+
+def _scalar_type_kernel(x: Any, type: str, kind: str) -> np.generic:
+    return np.dtype(type).type(_KINDS[kind](x))
+
+
+python_scalar_type = declare(
+    "python_scalar_type", Category.POINTWISE, _scalar_type_kernel, inputs=("x",),
+    params={"type": None, "kind": None}, meta=_scalar_type_meta, may_raise=True,
+    python_us=lambda node, per_op_us: 0.1,   # a NumPy scalar made in the interpreter
+    doc="np.<type>(a Python int/float/bool read from data): NumPy's scalar, its OverflowError")
 
 
 # ``math.<fn>`` of a number read from array data (``math.sqrt(v @ v)``, ``math.sin(u[1])``):

@@ -311,6 +311,26 @@ def test_functools_reduce_is_captured():
     same_as_numpy(kiln.compile(_reduced, backend="eager"), _reduced, [v], 1)
 
 
+def _accumulated(mats, x, which):
+    if which == 1:
+        return list(itertools.accumulate(mats, np.matmul, 3))   # Python's TypeError
+    it = itertools.accumulate(mats, np.matmul)       # running products, lazy
+    first = next(it)
+    if which == 2:
+        kiln.graph_break()          # alive at a break: rebuilt from its running value
+    return (first, list(it), list(itertools.accumulate(x)),
+            [float(v) for v in itertools.accumulate(x, max, initial=0.5)])
+
+
+def test_itertools_accumulate_is_a_lazy_iterator():
+    # stop 57: "constructing itertools.accumulate objects is not supported" (two breaks)
+    mats, x = [np.eye(2) * 2, np.arange(4.0).reshape(2, 2), np.ones((2, 2))], [1.0, 3.0, 2.0]
+    compiled, _, _ = run_probe(_accumulated, mats, x, 0)
+    assert all(r.graph_break is None for r in compiled.records)
+    for which in (1, 2):
+        same_as_numpy(kiln.compile(_accumulated, backend="eager"), _accumulated, mats, x, which)
+
+
 class Disk:
     def __init__(self):
         self._r = 1.0

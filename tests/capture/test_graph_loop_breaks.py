@@ -262,3 +262,88 @@ def test_append_after_the_break_is_not_made_on_the_breaking_trip():
     x = np.zeros(2)
     check_program(append_after_break, [(x, 10), (x, 2), (x, 0)], "eager")
     assert "appends to a list after the break's test" in _notes(append_after_break, x, 10)
+
+
+def bound_in_the_loop(u, maxiter, tol):
+    """Locals first bound in the loop and read after it (stop 57: "'err' is assigned in the
+    loop and used after it, but not bound before it" kept the loop unrolled): an array, a
+    NumPy scalar and a Python number, each the last trip's."""
+    u = u.copy()
+    for it in range(maxiter):
+        old = u.copy()
+        u[1:-1] = 0.5 * (old[:-2] + old[2:])
+        err = np.abs(u - old).max()
+        n = it * 2
+        if err < tol:
+            break
+    return u, old, err, n
+
+
+def read_before_bound(u, maxiter):
+    """A name the trip reads before it binds it: Python's UnboundLocalError, first trip."""
+    for _ in range(maxiter):
+        u = u + late
+        late = u.sum()
+        if late > 1e9:
+            break
+    return u, late
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_locals_first_bound_in_the_loop(backend):
+    u = np.sin(np.linspace(0, 3, 24))
+    check_program(bound_in_the_loop, [(u, 300, 1e-4),   # breaks early
+                                      (u, 3, 1e-4),     # never: the last trip's values
+                                      (u, 50, 10.0),    # on the first trip
+                                      (u, 0, 1e-4)],    # no trip: UnboundLocalError
+                  backend)
+    if backend != "cpp":     # (Python's UnboundLocalError at capture: no builds needed)
+        check_program(read_before_bound, [(u, 5)], backend)
+    out = kiln.explain(bound_in_the_loop)(u, 300, 1e-4)
+    # (before: the first trip inline, a break at its test, the node in the resume function)
+    assert out.graph_break_count == 0 and out.graph_count == 1
+    assert any(NODE in note for note in out.loops)
+
+
+def rebound_after_the_break(X, C, max_iter, tol):
+    """k-means' "until converged": the test, then only rebindings (stop 57: "the body
+    stores a local after the break's test" ran the first trip inline and broke the graph
+    at the test). The trip that breaks skips ``C = newC`` and ``lam = lam_new``."""
+    C = C.copy()
+    lam = X.sum() * 0.0           # (an np.float64, as the trip's: a Python float is not kept)
+    for it in range(max_iter):
+        d = ((X[:, None] - C[None]) ** 2).sum(-1)
+        newC = 0.5 * C + 0.5 * X[d.argmin(0)]
+        lam_new = d.min()
+        if np.abs(newC - C).max() < tol:
+            break
+        C = newC
+        lam = lam_new
+    return C, it, lam
+
+
+@pytest.mark.parametrize("backend", BACKENDS + ["aot_eager"])
+def test_rebindings_after_the_break(backend):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    C = X[:3] + 0.25
+    check_program(rebound_after_the_break, [(X, C, 60, 1e-9),   # breaks early
+                                            (X, C, 2, 1e-9),    # never: the last rebinding kept
+                                            (X, C, 60, 10.0),   # the first trip breaks
+                                            (X, C, 0, 1e-9)],   # no trip: 'it' unbound
+                  backend)
+    # an argument rebound after the test stays as before (on a first-trip break C is the
+    # caller's own array): values and aliasing checked, the loop is not this node
+    if backend != "cpp":     # (capture's choice, the same on every backend: no builds)
+        check_program(heat_rebound_after, [(C, 40, 1e-9), (C, 40, 10.0)], backend)
+    out = kiln.explain(rebound_after_the_break)(X, C, 60, 1e-9)
+    assert out.graph_break_count == 0 and any(NODE in note for note in out.loops)
+
+
+def heat_rebound_after(u, maxiter, tol):
+    for _ in range(maxiter):
+        v = 0.5 * (u + np.roll(u, 1))
+        if np.abs(v - u).max() < tol:
+            break
+        u = v
+    return u

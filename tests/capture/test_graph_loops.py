@@ -574,3 +574,22 @@ def test_element_loops_inside_a_graph_loop_body(fn, make, expect):
                 _same(a, w)
     notes = _notes(fn, *make(rng, 7))
     assert expect in notes and "loop node (loop" in notes, notes
+
+
+def last_step_kept(Z, steps):
+    """An array first bound in the loop and read after it (game of life's neighbour count
+    N, stop 57: "'N' is assigned in the loop and used after it, but not bound before it"
+    unrolled the loop): the last trip's; no trip leaves it unbound (UnboundLocalError)."""
+    for _ in range(steps):
+        N = np.roll(Z, 1) + np.roll(Z, -1)
+        Z = 0.5 * Z + 0.25 * N
+    return Z, N
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_array_first_bound_in_the_loop(backend):
+    from tests.test_programs import check_program
+    Z = np.cos(np.linspace(0, 5, 16))
+    check_program(last_step_kept, [(Z, 30), (Z, 1), (Z, 0), (Z, 12)], backend)
+    out = kiln.explain(last_step_kept)(Z, 30)
+    assert out.graph_break_count == 0 and any("graph loop node (graph_loop" in n for n in out.loops)

@@ -683,7 +683,7 @@ def test_a_break_in_a_nested_comprehension_runs_the_outer_one_and_compiles_what_
 def _try_in_a_try(x, d):
     try:
         try:
-            s = float(x[0, 0]) / d
+            s = float(x[0, 0]) // d    # (a break: ``/`` of such floats is a graph op since stop 57)
         except ZeroDivisionError:
             s = -1.0
         t = x * s

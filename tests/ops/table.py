@@ -61,6 +61,13 @@ NOT_ROWS: dict[str, str] = {
     # (values bit for bit, ValueError/OverflowError) in tests/capture/test_python_math.py.
     **{name: f"{name}: Python's math module on numbers; tests/capture/test_python_math.py"
        for name in ("python_math1", "python_math2")},
+    # Python's float / and NumPy's scalar types on numbers read from data, and a.flat[i] of
+    # a run-time index: built by capture, no NumPy spelling; checked against plain Python
+    # (values, types, ZeroDivisionError/OverflowError/IndexError) in
+    # tests/capture/test_data_reads.py.
+    **{name: f"{name}: built by capture from numbers read from data; "
+             f"tests/capture/test_data_reads.py"
+       for name in ("python_true_divide", "python_scalar_type", "flat_item")},
     "loop": "a loop node (kiln/ops/loops.py): tests/capture/test_loops.py",
     "loop_item": "a loop node's result: tests/capture/test_loops.py",
     "graph_loop": "a time-stepping loop over whole arrays (kiln/ops/graph_loops.py): "

@@ -92,9 +92,9 @@ class ArrayVariable(VariableTracker):
             return FlatIterVariable(tx, self)
         if name in PROPERTY_OPS:
             return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
-        if name == "item" and tx.output.graph_loop_body and self.meta.shape == ():
+        if name == "item" and self.meta.shape == () and not self.tensor:
             from .functions import ArrayMethodVariable
-            return ArrayMethodVariable(self, name)    # read in a graph loop's body (loop_lists)
+            return ArrayMethodVariable(self, name)    # a Python number read (loop_lists.python_value)
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
                            HINTS["data_dependent"])
@@ -160,6 +160,8 @@ class ArrayVariable(VariableTracker):
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         from ..opcall import index_lists_stacked
+        from ..python_numbers import data_int_index
+        index = data_int_index(self, index)
         return tx.call_op(method_key("__getitem__"), [self, index_lists_stacked(tx, index)], {},
                           "indexing")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 
 import numpy as np
 
@@ -22,7 +23,7 @@ _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the type was made by a class stateme
 
 def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> VariableTracker:
     """Calling a class: NumPy scalar types and Python types on constants/runtime scalars."""
-    from .arrays import ArrayVariable, SymScalarVariable
+    from .arrays import ArrayVariable, PyValueVariable, SymScalarVariable
     cls = var.value
     if not isinstance(cls, type):
         return VariableTracker.call(var, tx, args, kwargs)
@@ -47,6 +48,12 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
             # a scalar computed in a graph (a loop body's element code)
             return apply_scalar(tx, f"np.{cls.__name__}" if issubclass(cls, np.generic)
                                 else cls.__name__, list(args))
+        if len(args) == 1 and not kwargs and isinstance(args[0], PyValueVariable) \
+                and issubclass(cls, np.generic):
+            from ..python_numbers import python_scalar_type
+            made = python_scalar_type(tx, cls, args[0])    # ``np.uint16(int(hdr[0]))``
+            if made is not None:
+                return made
         if len(args) == 1 and isinstance(args[0], ArrayVariable):
             if cls in (int, float, bool, complex):
                 from ..loop_lists import python_value
@@ -120,9 +127,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         made = call_constant(tx, ConstantVariable(dict), list(args[1:]), dict(kwargs))
         if type(made) is containers.DictVariable:
             return DefaultDictVariable(args[0].value if args else None, made.entries)
-    from .iterators import POOLED, pooled
+    from .iterators import POOLED, accumulate, pooled
     if cls in POOLED:
         return pooled(tx, cls, list(args), dict(kwargs))
+    if cls is itertools.accumulate:
+        return accumulate(tx, list(args), dict(kwargs))
     from .user_classes import construct
     made = construct(tx, cls, list(args), dict(kwargs))
     if made is not None:

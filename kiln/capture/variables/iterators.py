@@ -187,6 +187,61 @@ class MapIteratorVariable(ZipIteratorVariable):
 
 
 
+class AccumulateIteratorVariable(ZipIteratorVariable):
+    """``itertools.accumulate(mats, np.matmul)`` (``initial=``, ``func`` None: ``+``): lazy,
+    as in Python. Each step takes the next item and calls ``func`` on the running value and
+    it then (captured like any call), yielding ``initial`` first where one is given. A graph
+    break rebuilds it over the rest of its iterable, from the running value
+    (kiln/capture/rebuild.py)."""
+
+    def __init__(self, part: IteratorVariable, fn: VariableTracker | None,
+                 initial: VariableTracker | None) -> None:
+        super().__init__([part])
+        self.fn = fn                    # None: Python's +
+        self.acc = initial              # the running value (None: no item taken yet)
+        self.first = initial is not None   # ``initial`` is the first item
+
+    def describe(self) -> str:
+        return "itertools.accumulate iterator"
+
+    def python_type(self) -> type:
+        return itertools.accumulate
+
+    @property
+    def pending(self) -> range:
+        return range(len(self.parts[0].pending) + self.first)
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if self.first:
+            self.first = False
+        else:
+            item = self.parts[0].next(tx)
+            if item is None:
+                return None
+            import operator
+            self.acc = item if self.acc is None else tx.binary_op(operator.add, self.acc, item) \
+                if self.fn is None else self.fn.call(tx, [self.acc, item], {})
+        self.taken += 1
+        return self.acc
+
+
+def accumulate(tx, args: list, kwargs: dict) -> VariableTracker:
+    """``itertools.accumulate(iterable, func=None, *, initial=None)`` as an
+    :class:`AccumulateIteratorVariable`; other argument lists are Python's TypeError
+    (folded)."""
+    kwargs = dict(kwargs)
+    fn = args[1] if len(args) > 1 else kwargs.pop("func", None)
+    initial = kwargs.pop("initial", None)
+    if not args or len(args) > 2 or kwargs:
+        tx.fold(itertools.accumulate, *[a.as_constant(tx) for a in args], **kwargs)
+    if fn is not None and fn.is_constant() and fn.value is None:
+        fn = None
+    if initial is not None and initial.is_constant() and initial.value is None:
+        initial = None
+    part = args[0] if isinstance(args[0], IteratorVariable) else make_iterator(tx, args[0])
+    return AccumulateIteratorVariable(part, fn, initial)
+
+
 def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
     from .arrays import ArrayVariable

@@ -229,6 +229,9 @@ class FlatIterVariable(LazyIteratorVariable):
         return ConstantVariable(tuple(int(k) for k in where))
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        read = _flat_item(tx, self.array, index)
+        if read is not None:
+            return read
         return self.array.getitem(tx, self._element(tx, index))
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
@@ -242,6 +245,27 @@ class FlatIterVariable(LazyIteratorVariable):
                 tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}] = a value of "
                                f"{size} elements for {count}: NumPy repeats it", "index the array itself")
         return self.array.setitem(tx, where, value)
+
+
+def _flat_item(tx, array: VariableTracker, index: VariableTracker) -> VariableTracker | None:
+    """``a.flat[i]`` of a run-time integer ``i`` (a NumPy integer the graph computes,
+    ``Z.flat[np.abs(Z - z).argmin()]``, or a run-time Python int) as one ``flat_item`` read
+    (NumPy's own bounds and message); None for anything else (constants, slices)."""
+    from .arrays import ArrayVariable, SymScalarVariable
+    if not isinstance(array, ArrayVariable) or array.tensor or array.array_type is not np.ndarray:
+        return None
+    if isinstance(index, ArrayVariable) and not index.tensor and index.meta.shape == () \
+            and np.dtype(index.meta.dtype).kind in "iu":
+        node = index.node
+    elif isinstance(index, SymScalarVariable) and type(index.example) is int:
+        node = tx.output.scalar_node(index)
+    else:
+        return None
+    from ...ops import REGISTRY
+    result = ArrayVariable(tx.output.graph.call(REGISTRY["flat_item"], (array.node, node), {},
+                                                source=tx.location()), ())
+    result.scalar = True     # (a NumPy scalar, as NumPy's flat gives)
+    return result
 
 
 class NdIterVariable(LazyIteratorVariable):
