@@ -1553,3 +1553,23 @@ def test_broadcast_to_of_a_numpy_scalar_argument_is_read_only(backend):
         _write_into_a_broadcast_scalar(np.float64(1.0))
     with pytest.raises(ValueError, match="^output array is read-only$"):
         kiln.compile(_write_into_a_broadcast_scalar, backend=backend)(np.float64(1.0))
+
+
+def _selection_cast_to_its_own_dtype(x):
+    v2 = x[x > 0]
+    v5 = v2.astype(np.float64, copy=False)
+    v6 = x.astype(x.dtype, copy=False)
+    return v5, v2, v6
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_astype_to_the_same_dtype_without_a_copy_is_the_array_itself(backend):
+    # tests/fuzz/views.py seed 7791 (every backend): ``v5 = v2.astype(np.float64,
+    # copy=False)`` of a float64 boolean selection ``v2 = x[x > 0]`` returned a second
+    # array where NumPy returns v2 itself (the selection is applied after the graph, to
+    # each output on its own): capture now answers NumPy's no-op astype with its operand
+    compiled = kiln.compile(_selection_cast_to_its_own_dtype, backend=backend)
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([-1.0, 2.0, 0.5, 4.0])):
+        v5, v2, v6 = compiled(x)
+        assert v5 is v2 and v6 is x
+        np.testing.assert_array_equal(v2, x[x > 0])

@@ -475,11 +475,20 @@ astype = declare("astype", Category.POINTWISE, _astype_impl, inputs=("x",),
                  doc="ndarray.astype(dtype): elementwise conversion")
 
 
+def _itself(x: Any) -> Any:
+    return x
+
+
 def _astype_normalize(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if order not in ("K", "A", "C"):
         reject("ndarray.astype", "order", order, "drop order= (kiln arrays are C-ordered)")
     if casting != "unsafe":
         reject("ndarray.astype", "casting", casting, "drop casting=")
+    if not copy and order == "K" and hasattr(x, "shape") and not isinstance(x, np.generic) \
+            and not getattr(x, "numpy_scalar", False) and np.dtype(dtype) == x.dtype:
+        # NumPy returns x itself: so does capture (``v is x``, and a boolean selection
+        # ``v = x[m]`` applied after the graph is one array, returned twice)
+        return Composite(_itself, (x,))
     return Bound(astype, (x,), {"dtype": np.dtype(dtype), "copy": bool(copy)})
 
 
