@@ -1573,3 +1573,35 @@ def test_astype_to_the_same_dtype_without_a_copy_is_the_array_itself(backend):
         v5, v2, v6 = compiled(x)
         assert v5 is v2 and v6 is x
         np.testing.assert_array_equal(v2, x[x > 0])
+
+
+def _flat_item_writes(x, s):
+    x.flat[::2] = 0
+    x.flat[0] = s
+    return x
+
+
+def _flat_item_of_an_array(x):
+    x.flat[1] = x[1:2] * 2
+    return x
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_flat_item_write_that_numpy_cannot_convert_raises_its_value_error(backend):
+    # tests/fuzz/methods.py seed 21 (every backend): ``v.flat[0] = s`` of an int8 ``v`` and
+    # ``s = 1.5 - 0.5j`` raised TypeError("int() argument must be ...") where NumPy's
+    # single-item write raises ValueError("Error setting single item of array."), also for
+    # 300 into int8 (a[i] = 300: OverflowError), NaN, and a value of one or more dims
+    compiled = kiln.compile(_flat_item_writes, backend=backend)
+
+    def outcome(fn, x, s):
+        try:
+            return fn(x.copy(), s).tolist()
+        except ValueError as e:
+            return str(e)
+    for x, s in ((np.ones(3, np.int8), 1.5 - 0.5j), (np.ones(3, np.int8), 300), (np.ones(3, np.uint8), -1),
+                 (np.ones(3), 1j), (np.ones(3, np.int8), np.float32("nan")), (np.ones(3, np.int8), 7),
+                 (np.ones(3, np.int16), np.int8(-3))):
+        assert outcome(compiled, x, s) == outcome(_flat_item_writes, x, s)
+    with pytest.raises(ValueError, match=r"^Error setting single item of array\.$"):
+        kiln.compile(_flat_item_of_an_array, backend=backend)(np.ones(3))
