@@ -1605,3 +1605,21 @@ def test_a_flat_item_write_that_numpy_cannot_convert_raises_its_value_error(back
         assert outcome(compiled, x, s) == outcome(_flat_item_writes, x, s)
     with pytest.raises(ValueError, match=r"^Error setting single item of array\.$"):
         kiln.compile(_flat_item_of_an_array, backend=backend)(np.ones(3))
+
+
+def _write_the_real_part_then_compare(x, y, s):
+    y.real[...] = s
+    y.imag[:, :1] = s
+    return y > s, y * 2
+
+
+def test_a_write_through_real_keeps_the_layout_of_the_array_it_writes():
+    # tests/fuzz/methods.py seed 345 (aot_eager, cpp): ``y.real[...] = s; return y > s`` of
+    # a transposed complex ``y`` returned a C-ordered result where NumPy's follows y's
+    # Fortran order: the value put back through .real/.imag (complex_parts) had its own
+    # layout, not that of y's memory (ops/complex.py ``put_back_real``)
+    compiled = kiln.compile(_write_the_real_part_then_compare, backend="aot_eager")
+    x, x2 = (np.arange(6.0).reshape(2, 3).astype(np.complex64) for _ in range(2))
+    for got, want in zip(compiled(x, x.T, 2), _write_the_real_part_then_compare(x2, x2.T, 2)):
+        np.testing.assert_array_equal(got, want)
+        assert got.strides == want.strides

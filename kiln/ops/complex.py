@@ -110,14 +110,15 @@ complex_parts = declare(
 
 def put_back_real(base: Any, new: Any) -> Any:
     """``base`` after ``base.real[...] = new``: the new real part, the old imaginary one
-    (``new`` itself for a real ``base``, whose ``.real`` is all of it)."""
-    if not is_complex_like(base):
-        return new
-    return F.complex_parts(new, F.imag(base))
+    (``new`` itself for a real ``base``, whose ``.real`` is all of it), in base's memory, so
+    in its layout (methods.py seed 345: ``y.real[...] = s; return y > s`` of a transposed
+    ``y`` gave a C-ordered result where NumPy's follows y's Fortran order)."""
+    value = F.complex_parts(new, F.imag(base)) if is_complex_like(base) else new
+    return F.relayout(value, base, rule="K")
 
 
 def put_back_imag(base: Any, new: Any) -> Any:
-    return F.complex_parts(F.real(base), new)
+    return F.relayout(F.complex_parts(F.real(base), new), base, rule="K")
 
 
 real.put_back = put_back_real   # base.real[...] = new (kiln/aot/functionalize.py)
