@@ -1623,3 +1623,25 @@ def test_a_write_through_real_keeps_the_layout_of_the_array_it_writes():
     for got, want in zip(compiled(x, x.T, 2), _write_the_real_part_then_compare(x2, x2.T, 2)):
         np.testing.assert_array_equal(got, want)
         assert got.strides == want.strides
+
+
+def _initial_and_decimals(x, s, d):
+    return x.max(initial=s, where=x > 0), x.min(initial=s), x.round(d)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_reduction_initial_and_round_decimals_are_converted_as_numpy_converts_them(backend):
+    # stop 57 hand probe beside tests/fuzz/methods.py: ``x.max(initial=np.uint8(200))`` of an
+    # int8 x cast 200 to -56 where NumPy converts initial as a single item's write (a NumPy
+    # scalar range-checked as its Python value: OverflowError; a 0-d array casts), and
+    # ``x.round(2**63 - 1)`` of an integer x returned x where NumPy raises OverflowError
+    # (decimals is a C int)
+    def outcome(fn, s, d):
+        try:
+            return repr(fn(np.arange(-2, 4, dtype=np.int8), s, d))
+        except (OverflowError, ValueError) as e:
+            return f"{type(e).__name__}: {e}"
+    compiled = kiln.compile(_initial_and_decimals, backend=backend)
+    for s, d in ((np.uint8(200), 0), (np.float64(300.5), 0), (np.array(200), 1), (2.5, 2**63 - 1),
+                 (np.int16(-3), -2**31 - 1), (np.int16(-3), 2**31 - 1)):
+        assert outcome(compiled, s, d) == outcome(_initial_and_decimals, s, d)

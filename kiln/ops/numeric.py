@@ -105,7 +105,10 @@ def _round(a: Any, decimals: int) -> Any:
 
 
 def _round_normalize(a, decimals=0, out=None):
-    return Composite(_round, (a,), {"decimals": operator.index(decimals)}, out)
+    decimals = operator.index(decimals)
+    if not -2**31 <= decimals < 2**31:   # NumPy reads it as a C int, whatever a's dtype
+        raise OverflowError(f"signed integer is {'greater than maximum' if decimals > 0 else 'less than minimum'}")
+    return Composite(_round, (a,), {"decimals": decimals}, out)
 
 
 spell_composite(np.round, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.round")

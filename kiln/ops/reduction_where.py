@@ -118,10 +118,13 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
                f"NumPy raises: the mask does not broadcast to the input's shape {tuple(shape_of(a))}")
 
     def fn(x, w):
-        # NumPy casts initial into the reduction's dtype, unsafely (2.5 -> 2 for ints; a Python
-        # int out of its range raises OverflowError, as np.array(300, np.int8) does)
+        # NumPy converts initial into the reduction's dtype as a single item's write does:
+        # 2.5 -> 2 for ints, a 0-d array unsafely, and a number out of its range (a NumPy
+        # scalar as its Python value: np.uint8(200) into int8) raises OverflowError
         def cast(dt):
-            return np.array(initial, dtype=dt)[()]
+            item = np.empty((), dtype=dt)
+            item[()] = initial
+            return item[()]
         init = None if initial is None or op.name not in ("max", "min") else cast(reduction.dtype_of(x))
         fill = WHERE_FILL[op.name] if op.name not in ("max", "min") else init
         bound = reduction.bind(op, name, x, axis, None, keepdims, dtype=dtype, **extra)
