@@ -1645,3 +1645,17 @@ def test_reduction_initial_and_round_decimals_are_converted_as_numpy_converts_th
     for s, d in ((np.uint8(200), 0), (np.float64(300.5), 0), (np.array(200), 1), (2.5, 2**63 - 1),
                  (np.int16(-3), -2**31 - 1), (np.int16(-3), 2**31 - 1)):
         assert outcome(compiled, s, d) == outcome(_initial_and_decimals, s, d)
+
+
+def _fortran_like_plus(x, s):
+    return np.zeros_like(x, order="F") + s, np.full_like(x, s, order="F") * x
+
+
+def test_a_fortran_ordered_like_array_computed_on_keeps_fortran_order():
+    # stop 57 hand probe beside tests/fuzz/methods.py (cpp): ``np.zeros_like(x, order='F') +
+    # s`` of a C-ordered x returned a C-ordered result where NumPy's is Fortran-ordered: the
+    # layout rule took C-ordered operands for a C-ordered result (ops/result_layout.py)
+    compiled = kiln.compile(_fortran_like_plus, backend="cpp")
+    for got, want in zip(compiled(np.ones((2, 3)), 2.0), _fortran_like_plus(np.ones((2, 3)), 2.0)):
+        np.testing.assert_array_equal(got, want)
+        assert got.strides == want.strides
