@@ -33,7 +33,7 @@ import re
 import sys
 
 from . import runner
-from .views import DTYPES, LAYOUTS, SHAPES, ViewGen, ViewProgram, _runs, check, minimize
+from .views import DTYPES, SHAPES, ViewGen, ViewProgram, _runs, check, minimize
 
 # An array-valued expression of arrays A, B and a scalar S (``cumsum``'s ``out=`` is never
 # 0-d: NumPy 2.4.6's cumsum of a 0-d array into a 0-d out= ends the process, seed 131)
@@ -106,6 +106,8 @@ _ARRAY, _SCALAR = re.compile(r"\b[AB]\b"), re.compile(r"\bS\b")
 
 
 class MethodGen(ViewGen):
+    ys = YS
+
     def fill(self, text: str, arrays: list[str], scalars: list[str]) -> str:   # noqa: D102 (ViewGen's, with S)
         text = _ARRAY.sub(lambda m: self.r.choice(arrays), text)
         return _SCALAR.sub(lambda m: self.r.choice(scalars), text)
@@ -123,14 +125,6 @@ class MethodGen(ViewGen):
             return ["    " + self.fill(r.choice(WRITES), arrays, scalars)], None, kind
         head, body = self.fill(r.choice(CONTROL), arrays, scalars).split(": ", 1)
         return [f"    {head}:", f"        {body}"], None, kind
-
-    def call(self, dtype: str, shape: tuple, scalar: str) -> str:
-        r = self.r
-        x = self.array(dtype, shape, r.choice(LAYOUTS))
-        y = r.choice(YS if len(shape) else ["x", "x[...]", "OTHER", "x.copy()"])
-        if y == "OTHER":
-            y = self.array(r.choice([dtype, dtype, r.choice(DTYPES)]), shape, r.choice(LAYOUTS))
-        return f"x = {x}; y = {y}; args = (x, y, {scalar})"
 
     def program(self, max_stmts: int = 6) -> ViewProgram:
         r = self.r
