@@ -1659,3 +1659,24 @@ def test_a_fortran_ordered_like_array_computed_on_keeps_fortran_order():
     for got, want in zip(compiled(np.ones((2, 3)), 2.0), _fortran_like_plus(np.ones((2, 3)), 2.0)):
         np.testing.assert_array_equal(got, want)
         assert got.strides == want.strides
+
+
+def _flat_of_a_numpy_scalar_after_a_break(x, s):
+    y = x * 2
+    kiln.graph_break()
+    return y, [v for v in s.flat], list(x.take(-1, axis=-1).flat)
+
+
+def test_the_flat_iterator_of_a_constant_scalar_is_made_on_each_call():
+    # tests/fuzz/methods.py seed 1435 (every backend): ``[v for v in s.flat]`` of a NumPy
+    # scalar ``s`` (specialized, so a constant) returned [] from the second call on: the
+    # flatiter made while capturing was held as a constant and the first call consumed it
+    # (capture/variables/builder.py ``wrap_constant_attr``). And ``x.take(-1, axis=-1)`` of
+    # a 0-d x, which NumPy takes as from a 1-d array, broke the graph with an AxisError
+    # (ops/take.py)
+    compiled = kiln.compile(_flat_of_a_numpy_scalar_after_a_break, backend="eager")
+    x = np.array(1, np.int16)
+    for _ in range(3):
+        assert repr(compiled(x, np.int8(3))) == repr(_flat_of_a_numpy_scalar_after_a_break(x, np.int8(3)))
+    report = kiln.explain(lambda a: a.take(-1, axis=-1) + np.take(a, [0, 0], axis=0))(x)
+    assert report.graph_break_count == 0, report.break_reasons
