@@ -1645,6 +1645,15 @@ def test_reduction_initial_and_round_decimals_are_converted_as_numpy_converts_th
     for s, d in ((np.uint8(200), 0), (np.float64(300.5), 0), (np.array(200), 1), (2.5, 2**63 - 1),
                  (np.int16(-3), -2**31 - 1), (np.int16(-3), 2**31 - 1)):
         assert outcome(compiled, s, d) == outcome(_initial_and_decimals, s, d)
+    # methods.py seed 3111: an initial computed at run time (x.argmax(): 0) was cast while
+    # capturing from a stand-in: a bool min's initial became True
+    x, y = np.array([7, 3, 5], np.uint32), np.array([[True, False, True]])
+    got = kiln.compile(_computed_initial, backend=backend)(x, y)
+    assert repr(got) == repr(_computed_initial(x, y))
+
+
+def _computed_initial(x, y):
+    return np.minimum.reduce(y, axis=-1, where=y > 0, initial=x.argmax()), y.max(initial=x.argmax())
 
 
 def _fortran_like_plus(x, s):

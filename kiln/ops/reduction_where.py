@@ -102,6 +102,11 @@ def compacts(x, dtype, mean: bool = False) -> bool:
 
 
 def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra, compact=False):
+    if initial is not None and not isinstance(initial, (bool, int, float, complex, np.generic, np.ndarray)):
+        # a value computed at run time (``initial=x.argmax()``): its conversion (cast, range
+        # check) is NumPy's, on its value; cast while capturing it took a stand-in's
+        # (methods.py seed 3111: a bool min's initial 0 became True)
+        reject(name, "initial", "<a value computed at run time>", "it runs as NumPy")
     if op.name in ("max", "min") and where is not None and initial is None:
         raise ValueError(f"reduction operation '{'maximum' if op.name == 'max' else 'minimum'}'"
                          f" does not have an identity, so to use a where mask one has to "
