@@ -1689,3 +1689,17 @@ def test_the_flat_iterator_of_a_constant_scalar_is_made_on_each_call():
         assert repr(compiled(x, np.int8(3))) == repr(_flat_of_a_numpy_scalar_after_a_break(x, np.int8(3)))
     report = kiln.explain(lambda a: a.take(-1, axis=-1) + np.take(a, [0, 0], axis=0))(x)
     assert report.graph_break_count == 0, report.break_reasons
+
+
+def _round_complex(x):
+    return x.round(1), np.round(x.T, -1), x[0, 0].round(2)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_round_of_complex_values_rounds_each_part_on_its_own(backend):
+    # tests/fuzz/methods.py seed 3083 (every backend): x.round(1) of complex64 1.75 - 0.875j
+    # gave 1.8000001 - 0.90000004j (a complex division by 10) where NumPy rounds the real
+    # and imaginary parts each on its own: 1.8 - 0.9j (ops/numeric.py ``_round``)
+    x = (np.array([1.75, -0.875, 12.5, 0.05, 3.14159, 25.0]).reshape(2, 3) * (1 - 0.5j)).astype(np.complex64)
+    for got, want in zip(kiln.compile(_round_complex, backend=backend)(x), _round_complex(x)):
+        assert repr(got) == repr(want) and type(got) is type(want)
