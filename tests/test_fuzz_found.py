@@ -1703,3 +1703,19 @@ def test_round_of_complex_values_rounds_each_part_on_its_own(backend):
     x = (np.array([1.75, -0.875, 12.5, 0.05, 3.14159, 25.0]).reshape(2, 3) * (1 - 0.5j)).astype(np.complex64)
     for got, want in zip(kiln.compile(_round_complex, backend=backend)(x), _round_complex(x)):
         assert repr(got) == repr(want) and type(got) is type(want)
+
+
+def _real_of_a_real_array(x):
+    return x.real.astype(np.int8), x.real is x, np.real(x) * 2
+
+
+def test_the_real_part_of_a_real_array_is_the_array_itself():
+    # tests/fuzz/methods.py seed 3274 (cpp): ``x.real.astype(np.int8)`` of a transposed int16
+    # x returned a C-ordered array where NumPy's follows x's Fortran order: ``.real`` of a
+    # real array, NumPy's x itself, was a view op whose value the kernel read C-ordered
+    # (ops/complex.py ``_part_normalizer``)
+    compiled = kiln.compile(_real_of_a_real_array, backend="cpp")
+    x = np.arange(6, dtype=np.int16).reshape(3, 2).T
+    got, want = compiled(x), _real_of_a_real_array(x)
+    assert repr(got) == repr(want)
+    assert [v.strides for v in got[::2]] == [v.strides for v in want[::2]]
