@@ -97,8 +97,9 @@ def _round(a: Any, decimals: int) -> Any:
         # NumPy rounds the real and imaginary parts each on its own: a complex division by
         # 10 ** decimals rounds otherwise (1.75 - 0.875j to 1.8000001 - 0.90000004j in
         # complex64, where NumPy gives 1.8 - 0.9j; methods.py seed 3083)
+        # (into a copy of a in its own memory order: order='K', seed 2751)
         out = F.complex_parts(_round(F.real(a), decimals), _round(F.imag(a), decimals))
-        return scalar_if_0d(out) if ndim_of(a) < 2 else F.relayout(out, a, rule="A")
+        return scalar_if_0d(out) if ndim_of(a) < 2 else F.relayout(out, a, rule="K")
     if decimals > 0:
         scale = 10.0 ** decimals
         out = N.true_divide(N.rint(N.multiply(a, scale)), scale)
