@@ -1703,8 +1703,11 @@ def test_round_of_complex_values_rounds_each_part_on_its_own(backend):
     x = (np.array([1.75, -0.875, 12.5, 0.05, 3.14159, 25.0]).reshape(2, 3) * (1 - 0.5j)).astype(np.complex64)
     for got, want in zip(kiln.compile(_round_complex, backend=backend)(x), _round_complex(x)):
         assert repr(got) == repr(want) and type(got) is type(want)
-    # seed 2751: rounded into a copy of x in x's memory order (order='K'), not np.round's 'A'
+    # seed 2751: rounded into a copy of x in x's memory order (order='K'), not np.round's 'A';
+    # seed 3350: an integer array's round is such a copy too (a broadcast one's is not C)
     y = np.asfortranarray(x)[::-1]
+    b = np.broadcast_to(np.arange(3, dtype=np.uint16), (2, 3))
+    assert kiln.compile(lambda v: v.round(1), backend=backend)(b).strides == b.round(1).strides
     for got, want in zip(kiln.compile(_round_complex, backend=backend)(y), _round_complex(y)):
         assert repr(got) == repr(want) and getattr(got, "strides", None) == getattr(want, "strides", None)
 

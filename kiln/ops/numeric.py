@@ -88,11 +88,11 @@ def _round(a: Any, decimals: int) -> Any:
     if kind in "iu":
         if decimals >= 0:
             # a copy, and for a 0-d array a NumPy scalar, as ndarray.round returns: a ufunc
-            # that leaves the values alone does both
-            return N.positive(a)
+            # that leaves the values alone does both; laid out as NumPy's copy (order='K':
+            # a broadcast array's follows its strides, a ufunc's result is C; seed 3350)
+            out = N.positive(a)
+            return out if ndim_of(a) < 2 else F.relayout(out, a, rule="K")
         reject("numpy.round", "decimals", decimals, "round integers with // and * instead")
-    if decimals == 0:
-        return N.rint(a)
     if kind == "c":
         # NumPy rounds the real and imaginary parts each on its own: a complex division by
         # 10 ** decimals rounds otherwise (1.75 - 0.875j to 1.8000001 - 0.90000004j in
@@ -100,6 +100,8 @@ def _round(a: Any, decimals: int) -> Any:
         # (into a copy of a in its own memory order: order='K', seed 2751)
         out = F.complex_parts(_round(F.real(a), decimals), _round(F.imag(a), decimals))
         return scalar_if_0d(out) if ndim_of(a) < 2 else F.relayout(out, a, rule="K")
+    if decimals == 0:
+        return N.rint(a)
     if decimals > 0:
         scale = 10.0 ** decimals
         out = N.true_divide(N.rint(N.multiply(a, scale)), scale)
