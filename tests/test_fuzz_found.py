@@ -1553,3 +1553,176 @@ def test_broadcast_to_of_a_numpy_scalar_argument_is_read_only(backend):
         _write_into_a_broadcast_scalar(np.float64(1.0))
     with pytest.raises(ValueError, match="^output array is read-only$"):
         kiln.compile(_write_into_a_broadcast_scalar, backend=backend)(np.float64(1.0))
+
+
+def _selection_cast_to_its_own_dtype(x):
+    v2 = x[x > 0]
+    v5 = v2.astype(np.float64, copy=False)
+    v6 = x.astype(x.dtype, copy=False)
+    return v5, v2, v6
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_astype_to_the_same_dtype_without_a_copy_is_the_array_itself(backend):
+    # tests/fuzz/views.py seed 7791 (every backend): ``v5 = v2.astype(np.float64,
+    # copy=False)`` of a float64 boolean selection ``v2 = x[x > 0]`` returned a second
+    # array where NumPy returns v2 itself (the selection is applied after the graph, to
+    # each output on its own): capture now answers NumPy's no-op astype with its operand
+    compiled = kiln.compile(_selection_cast_to_its_own_dtype, backend=backend)
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([-1.0, 2.0, 0.5, 4.0])):
+        v5, v2, v6 = compiled(x)
+        assert v5 is v2 and v6 is x
+        np.testing.assert_array_equal(v2, x[x > 0])
+
+
+def _flat_item_writes(x, s):
+    x.flat[::2] = 0
+    x.flat[0] = s
+    return x
+
+
+def _flat_item_of_an_array(x):
+    x.flat[1] = x[1:2] * 2
+    return x
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_flat_item_write_that_numpy_cannot_convert_raises_its_value_error(backend):
+    # tests/fuzz/methods.py seed 21 (every backend): ``v.flat[0] = s`` of an int8 ``v`` and
+    # ``s = 1.5 - 0.5j`` raised TypeError("int() argument must be ...") where NumPy's
+    # single-item write raises ValueError("Error setting single item of array."), also for
+    # 300 into int8 (a[i] = 300: OverflowError), NaN, and a value of one or more dims
+    compiled = kiln.compile(_flat_item_writes, backend=backend)
+
+    def outcome(fn, x, s):
+        try:
+            return fn(x.copy(), s).tolist()
+        except ValueError as e:
+            return str(e)
+    for x, s in ((np.ones(3, np.int8), 1.5 - 0.5j), (np.ones(3, np.int8), 300), (np.ones(3, np.uint8), -1),
+                 (np.ones(3), 1j), (np.ones(3, np.int8), np.float32("nan")), (np.ones(3, np.int8), 7),
+                 (np.ones(3, np.int16), np.int8(-3))):
+        assert outcome(compiled, x, s) == outcome(_flat_item_writes, x, s)
+    with pytest.raises(ValueError, match=r"^Error setting single item of array\.$"):
+        kiln.compile(_flat_item_of_an_array, backend=backend)(np.ones(3))
+
+
+def _write_the_real_part_then_compare(x, y, s):
+    y.real[...] = s
+    y.imag[:, :1] = s
+    return y > s, y * 2
+
+
+def test_a_write_through_real_keeps_the_layout_of_the_array_it_writes():
+    # tests/fuzz/methods.py seed 345 (aot_eager, cpp): ``y.real[...] = s; return y > s`` of
+    # a transposed complex ``y`` returned a C-ordered result where NumPy's follows y's
+    # Fortran order: the value put back through .real/.imag (complex_parts) had its own
+    # layout, not that of y's memory (ops/complex.py ``put_back_real``)
+    compiled = kiln.compile(_write_the_real_part_then_compare, backend="aot_eager")
+    x, x2 = (np.arange(6.0).reshape(2, 3).astype(np.complex64) for _ in range(2))
+    for got, want in zip(compiled(x, x.T, 2), _write_the_real_part_then_compare(x2, x2.T, 2)):
+        np.testing.assert_array_equal(got, want)
+        assert got.strides == want.strides
+
+
+def _initial_and_decimals(x, s, d):
+    return x.max(initial=s, where=x > 0), x.min(initial=s), x.round(d)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_reduction_initial_and_round_decimals_are_converted_as_numpy_converts_them(backend):
+    # stop 57 hand probe beside tests/fuzz/methods.py: ``x.max(initial=np.uint8(200))`` of an
+    # int8 x cast 200 to -56 where NumPy converts initial as a single item's write (a NumPy
+    # scalar range-checked as its Python value: OverflowError; a 0-d array casts), and
+    # ``x.round(2**63 - 1)`` of an integer x returned x where NumPy raises OverflowError
+    # (decimals is a C int)
+    def outcome(fn, s, d):
+        try:
+            return repr(fn(np.arange(-2, 4, dtype=np.int8), s, d))
+        except (OverflowError, ValueError) as e:
+            return f"{type(e).__name__}: {e}"
+    compiled = kiln.compile(_initial_and_decimals, backend=backend)
+    for s, d in ((np.uint8(200), 0), (np.float64(300.5), 0), (np.array(200), 1), (2.5, 2**63 - 1),
+                 (np.int16(-3), -2**31 - 1), (np.int16(-3), 2**31 - 1)):
+        assert outcome(compiled, s, d) == outcome(_initial_and_decimals, s, d)
+    # methods.py seed 3111: an initial computed at run time (x.argmax(): 0) was cast while
+    # capturing from a stand-in: a bool min's initial became True
+    x, y = np.array([7, 3, 5], np.uint32), np.array([[True, False, True]])
+    got = kiln.compile(_computed_initial, backend=backend)(x, y)
+    assert repr(got) == repr(_computed_initial(x, y))
+
+
+def _computed_initial(x, y):
+    return np.minimum.reduce(y, axis=-1, where=y > 0, initial=x.argmax()), y.max(initial=x.argmax())
+
+
+def _fortran_like_plus(x, s):
+    return np.zeros_like(x, order="F") + s, np.full_like(x, s, order="F") * x
+
+
+def test_a_fortran_ordered_like_array_computed_on_keeps_fortran_order():
+    # stop 57 hand probe beside tests/fuzz/methods.py (cpp): ``np.zeros_like(x, order='F') +
+    # s`` of a C-ordered x returned a C-ordered result where NumPy's is Fortran-ordered: the
+    # layout rule took C-ordered operands for a C-ordered result (ops/result_layout.py)
+    compiled = kiln.compile(_fortran_like_plus, backend="cpp")
+    for got, want in zip(compiled(np.ones((2, 3)), 2.0), _fortran_like_plus(np.ones((2, 3)), 2.0)):
+        np.testing.assert_array_equal(got, want)
+        assert got.strides == want.strides
+
+
+def _flat_of_a_numpy_scalar_after_a_break(x, s):
+    y = x * 2
+    kiln.graph_break()
+    return y, [v for v in s.flat], list(x.take(-1, axis=-1).flat)
+
+
+def test_the_flat_iterator_of_a_constant_scalar_is_made_on_each_call():
+    # tests/fuzz/methods.py seed 1435 (every backend): ``[v for v in s.flat]`` of a NumPy
+    # scalar ``s`` (specialized, so a constant) returned [] from the second call on: the
+    # flatiter made while capturing was held as a constant and the first call consumed it
+    # (capture/variables/builder.py ``wrap_constant_attr``). And ``x.take(-1, axis=-1)`` of
+    # a 0-d x, which NumPy takes as from a 1-d array, broke the graph with an AxisError
+    # (ops/take.py)
+    compiled = kiln.compile(_flat_of_a_numpy_scalar_after_a_break, backend="eager")
+    x = np.array(1, np.int16)
+    for _ in range(3):
+        assert repr(compiled(x, np.int8(3))) == repr(_flat_of_a_numpy_scalar_after_a_break(x, np.int8(3)))
+    report = kiln.explain(lambda a: a.take(-1, axis=-1) + np.take(a, [0, 0], axis=0))(x)
+    assert report.graph_break_count == 0, report.break_reasons
+
+
+def _round_complex(x):
+    return x.round(1), np.round(x.T, -1), x[0, 0].round(2)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_round_of_complex_values_rounds_each_part_on_its_own(backend):
+    # tests/fuzz/methods.py seed 3083 (every backend): x.round(1) of complex64 1.75 - 0.875j
+    # gave 1.8000001 - 0.90000004j (a complex division by 10) where NumPy rounds the real
+    # and imaginary parts each on its own: 1.8 - 0.9j (ops/numeric.py ``_round``)
+    x = (np.array([1.75, -0.875, 12.5, 0.05, 3.14159, 25.0]).reshape(2, 3) * (1 - 0.5j)).astype(np.complex64)
+    for got, want in zip(kiln.compile(_round_complex, backend=backend)(x), _round_complex(x)):
+        assert repr(got) == repr(want) and type(got) is type(want)
+    # seed 2751: rounded into a copy of x in x's memory order (order='K'), not np.round's 'A';
+    # seed 3350: an integer array's round is such a copy too (a broadcast one's is not C)
+    y = np.asfortranarray(x)[::-1]
+    b = np.broadcast_to(np.arange(3, dtype=np.uint16), (2, 3))
+    assert kiln.compile(lambda v: v.round(1), backend=backend)(b).strides == b.round(1).strides
+    for got, want in zip(kiln.compile(_round_complex, backend=backend)(y), _round_complex(y)):
+        assert repr(got) == repr(want) and getattr(got, "strides", None) == getattr(want, "strides", None)
+
+
+def _real_of_a_real_array(x):
+    return x.real.astype(np.int8), x.real is x, np.real(x) * 2
+
+
+def test_the_real_part_of_a_real_array_is_the_array_itself():
+    # tests/fuzz/methods.py seed 3274 (cpp): ``x.real.astype(np.int8)`` of a transposed int16
+    # x returned a C-ordered array where NumPy's follows x's Fortran order: ``.real`` of a
+    # real array, NumPy's x itself, was a view op whose value the kernel read C-ordered
+    # (ops/complex.py ``_part_normalizer``)
+    compiled = kiln.compile(_real_of_a_real_array, backend="cpp")
+    x = np.arange(6, dtype=np.int16).reshape(3, 2).T
+    got, want = compiled(x), _real_of_a_real_array(x)
+    assert repr(got) == repr(want)
+    assert [v.strides for v in got[::2]] == [v.strides for v in want[::2]]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, reject
-from .pointwise import conj, ufunc_normalizer
+from .pointwise import array_not_scalar, conj, itself, ufunc_normalizer
 from .registry import (Bound, Category, Composite, F, N, declare, is_complex_like, method_key,
                        spell, spell_composite)
 from .speculation import checked, speculate
@@ -76,9 +76,21 @@ real = declare("real", Category.VIEW, _real_impl, inputs=("x",),
 imag = declare("imag", Category.VIEW, _imag_impl, inputs=("x",), vjp=_imag_vjp, complex_grad=True,
                lowering={"part": "imag"},
                doc="numpy.imag / ndarray.imag: the imaginary part (a view of a complex array)")
+
+
+def _part_normalizer(op: Any) -> Any:
+    def normalize(x: Any) -> Any:
+        if op is real and array_not_scalar(x) and np.dtype(x.dtype).kind != "c":
+            # a real array's .real is the array itself in NumPy (``x.real is x``); as a view
+            # op its value lost x's layout in a kernel reading it (methods.py seed 3274)
+            return Composite(itself, (x,))
+        return Bound(op, (x,), {})
+    return normalize
+
+
 for _op, _name in ((real, "real"), (imag, "imag")):
-    spell(getattr(np, _name), _op, (lambda op: lambda val: Bound(op, (val,), {}))(_op), f"numpy.{_name}")
-    spell(method_key(_name), _op, (lambda op: lambda x: Bound(op, (x,), {}))(_op), f"ndarray.{_name}")
+    spell(getattr(np, _name), _op, _part_normalizer(_op), f"numpy.{_name}")
+    spell(method_key(_name), _op, _part_normalizer(_op), f"ndarray.{_name}")
 
 
 def _complex_parts_impl(re, im):
@@ -110,14 +122,15 @@ complex_parts = declare(
 
 def put_back_real(base: Any, new: Any) -> Any:
     """``base`` after ``base.real[...] = new``: the new real part, the old imaginary one
-    (``new`` itself for a real ``base``, whose ``.real`` is all of it)."""
-    if not is_complex_like(base):
-        return new
-    return F.complex_parts(new, F.imag(base))
+    (``new`` itself for a real ``base``, whose ``.real`` is all of it), in base's memory, so
+    in its layout (methods.py seed 345: ``y.real[...] = s; return y > s`` of a transposed
+    ``y`` gave a C-ordered result where NumPy's follows y's Fortran order)."""
+    value = F.complex_parts(new, F.imag(base)) if is_complex_like(base) else new
+    return F.relayout(value, base, rule="K")
 
 
 def put_back_imag(base: Any, new: Any) -> Any:
-    return F.complex_parts(F.real(base), new)
+    return F.relayout(F.complex_parts(F.real(base), new), base, rule="K")
 
 
 real.put_back = put_back_real   # base.real[...] = new (kiln/aot/functionalize.py)

@@ -88,9 +88,18 @@ def _round(a: Any, decimals: int) -> Any:
     if kind in "iu":
         if decimals >= 0:
             # a copy, and for a 0-d array a NumPy scalar, as ndarray.round returns: a ufunc
-            # that leaves the values alone does both
-            return N.positive(a)
+            # that leaves the values alone does both; laid out as NumPy's copy (order='K':
+            # a broadcast array's follows its strides, a ufunc's result is C; seed 3350)
+            out = N.positive(a)
+            return out if ndim_of(a) < 2 else F.relayout(out, a, rule="K")
         reject("numpy.round", "decimals", decimals, "round integers with // and * instead")
+    if kind == "c":
+        # NumPy rounds the real and imaginary parts each on its own: a complex division by
+        # 10 ** decimals rounds otherwise (1.75 - 0.875j to 1.8000001 - 0.90000004j in
+        # complex64, where NumPy gives 1.8 - 0.9j; methods.py seed 3083)
+        # (into a copy of a in its own memory order: order='K', seed 2751)
+        out = F.complex_parts(_round(F.real(a), decimals), _round(F.imag(a), decimals))
+        return scalar_if_0d(out) if ndim_of(a) < 2 else F.relayout(out, a, rule="K")
     if decimals == 0:
         return N.rint(a)
     if decimals > 0:
@@ -105,7 +114,10 @@ def _round(a: Any, decimals: int) -> Any:
 
 
 def _round_normalize(a, decimals=0, out=None):
-    return Composite(_round, (a,), {"decimals": operator.index(decimals)}, out)
+    decimals = operator.index(decimals)
+    if not -2**31 <= decimals < 2**31:   # NumPy reads it as a C int, whatever a's dtype
+        raise OverflowError(f"signed integer is {'greater than maximum' if decimals > 0 else 'less than minimum'}")
+    return Composite(_round, (a,), {"decimals": decimals}, out)
 
 
 spell_composite(np.round, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.round")

@@ -475,11 +475,26 @@ astype = declare("astype", Category.POINTWISE, _astype_impl, inputs=("x",),
                  doc="ndarray.astype(dtype): elementwise conversion")
 
 
+def itself(x: Any) -> Any:
+    """A composite's answer where NumPy hands back its operand itself (``x.astype(x.dtype,
+    copy=False)``, ``x.real`` of a real array): capture's value is then the same object."""
+    return x
+
+
+def array_not_scalar(x: Any) -> bool:
+    """An array (a value or capture's stand-in for one), not a NumPy scalar."""
+    return hasattr(x, "shape") and not isinstance(x, np.generic) and not getattr(x, "numpy_scalar", False)
+
+
 def _astype_normalize(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if order not in ("K", "A", "C"):
         reject("ndarray.astype", "order", order, "drop order= (kiln arrays are C-ordered)")
     if casting != "unsafe":
         reject("ndarray.astype", "casting", casting, "drop casting=")
+    if not copy and order == "K" and array_not_scalar(x) and np.dtype(dtype) == x.dtype:
+        # NumPy returns x itself: so does capture (``v is x``, and a boolean selection
+        # ``v = x[m]`` applied after the graph is one array, returned twice)
+        return Composite(itself, (x,))
     return Bound(astype, (x,), {"dtype": np.dtype(dtype), "copy": bool(copy)})
 
 

@@ -102,6 +102,11 @@ def compacts(x, dtype, mean: bool = False) -> bool:
 
 
 def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra, compact=False):
+    if initial is not None and not isinstance(initial, (bool, int, float, complex, np.generic, np.ndarray)):
+        # a value computed at run time (``initial=x.argmax()``): its conversion (cast, range
+        # check) is NumPy's, on its value; cast while capturing it took a stand-in's
+        # (methods.py seed 3111: a bool min's initial 0 became True)
+        reject(name, "initial", "<a value computed at run time>", "it runs as NumPy")
     if op.name in ("max", "min") and where is not None and initial is None:
         raise ValueError(f"reduction operation '{'maximum' if op.name == 'max' else 'minimum'}'"
                          f" does not have an identity, so to use a where mask one has to "
@@ -118,10 +123,13 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
                f"NumPy raises: the mask does not broadcast to the input's shape {tuple(shape_of(a))}")
 
     def fn(x, w):
-        # NumPy casts initial into the reduction's dtype, unsafely (2.5 -> 2 for ints; a Python
-        # int out of its range raises OverflowError, as np.array(300, np.int8) does)
+        # NumPy converts initial into the reduction's dtype as a single item's write does:
+        # 2.5 -> 2 for ints, a 0-d array unsafely, and a number out of its range (a NumPy
+        # scalar as its Python value: np.uint8(200) into int8) raises OverflowError
         def cast(dt):
-            return np.array(initial, dtype=dt)[()]
+            item = np.empty((), dtype=dt)
+            item[()] = initial
+            return item[()]
         init = None if initial is None or op.name not in ("max", "min") else cast(reduction.dtype_of(x))
         fill = WHERE_FILL[op.name] if op.name not in ("max", "min") else init
         bound = reduction.bind(op, name, x, axis, None, keepdims, dtype=dtype, **extra)

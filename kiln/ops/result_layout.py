@@ -131,9 +131,11 @@ def layout_of(impl: Any, operands: Sequence[Any], params: dict, shape: tuple) ->
     for C order (or where the stand-ins cannot tell). Each array operand is a
     :class:`Strided`, also inside a sequence (a join's arrays); anything else passes as is
     (a scalar operand whose value is not known: any value of its dtype)."""
-    if not getattr(impl, "layout_of_c_inputs", False) and \
+    if not getattr(impl, "layout_of_c_inputs", False) and params.get("order") != "F" and \
             not any(not is_c(o.shape, o.strides) for o in _leaves(operands)):
-        return None   # C order in, C order out (but np.delete's arr[:, keep] says otherwise)
+        # C order in, C order out (but np.delete's arr[:, keep] says otherwise, and so does
+        # order='F': np.zeros_like(x, order='F') + s, methods.py hand probe)
+        return None
     try:
         res = on_stand_ins(impl, *_filled(operands), **params)
     except Exception:   # noqa: BLE001 - a kernel the tiny stand-ins do not fit: C order

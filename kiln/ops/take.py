@@ -73,7 +73,11 @@ def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
     if axis is not None:
         if isinstance(axis, (bool, np.bool_)):
             raise TypeError("an integer is required for the axis")
-        axis = normalize_one_axis(axis, np.ndim(a) if not hasattr(a, "ndim") else a.ndim)
+        ndim = np.ndim(a) if not hasattr(a, "ndim") else a.ndim
+        # NumPy takes from a 0-d array as from a 1-d one: axis 0 or -1 is all of it
+        # (np.array(5).take(-1, axis=-1) is 5; axis 1: "... for array of dimension 1")
+        axis = normalize_one_axis(axis, max(ndim, 1))
+        axis = axis if ndim else None
     return Bound(take, (a, indices), {"axis": axis}, out)
 
 

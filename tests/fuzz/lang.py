@@ -490,6 +490,9 @@ def _exact(got, exp, where: str) -> None:
             raise Mismatch(f"{where}: {got!r} != {exp!r}")
     elif isinstance(exp, Box):
         _exact(vars(got), vars(exp), f"{where}.__dict__")
+    elif isinstance(exp, complex):   # (part by part: NaN where NaN, zeros' signs)
+        _exact(got.real, exp.real, f"{where}.real")
+        _exact(got.imag, exp.imag, f"{where}.imag")
     elif isinstance(exp, float):
         if not (got == exp and np.signbit(got) == np.signbit(exp) or (got != got and exp != exp)):
             raise Mismatch(f"{where}: {got!r} != {exp!r}")

@@ -203,13 +203,16 @@ class ViewGen:
             return f"np.broadcast_to({base}[:1], {shape!r})"
         return base
 
-    def call(self, dtype: str, shape: tuple) -> str:
+    ys = YS   # what y is (methods.py draws other arrays more often)
+
+    def call(self, dtype: str, shape: tuple, scalar: str | None = None) -> str:
+        """One call's arguments ``x, y, s`` as code (``s`` drawn from SCALARS if not given)."""
         r = self.r
         x = self.array(dtype, shape, r.choice(LAYOUTS))
-        y = r.choice(YS if len(shape) else ["x", "x[...]", "OTHER", "x.copy()"])
+        y = r.choice(self.ys if len(shape) else ["x", "x[...]", "OTHER", "x.copy()"])
         if y == "OTHER":
             y = self.array(r.choice([dtype, dtype, r.choice(DTYPES)]), shape, r.choice(LAYOUTS))
-        return f"x = {x}; y = {y}; args = (x, y, {r.choice(SCALARS)})"
+        return f"x = {x}; y = {y}; args = (x, y, {scalar if scalar is not None else r.choice(SCALARS)})"
 
     def program(self, max_stmts: int = 5) -> ViewProgram:
         r = self.r

@@ -453,6 +453,11 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
         # capture's own set's, not the one the segment rebuilds)
         tx.unsupported("mutation", f"set.{name}() on a set made in the function runs as Python")
     attr = tx.fold(getattr, value, name)
+    if hasattr(type(attr), "__next__"):
+        # an iterator (``s.flat`` of a NumPy scalar) is consumed as it runs: one made while
+        # capturing, held as a constant, was empty on every later call (methods.py seed 1435)
+        tx.unsupported("unsupported_value", f"attribute '{name}' of {var.describe()} is an iterator: "
+                       f"Python makes it on each call")
     if callable(attr) and not isinstance(attr, type):
         if isinstance(value, (str, int, float, tuple, np.dtype, bytes)):
             from .functions import ConstantMethodVariable

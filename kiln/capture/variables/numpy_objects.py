@@ -13,6 +13,7 @@ unless the order is given."""
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -244,6 +245,8 @@ class FlatIterVariable(LazyIteratorVariable):
             if size not in (1, count):
                 tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}] = a value of "
                                f"{size} elements for {count}: NumPy repeats it", "index the array itself")
+        else:
+            _single_item_check(tx, self.array, value, index)
         return self.array.setitem(tx, where, value)
 
 
@@ -266,6 +269,38 @@ def _flat_item(tx, array: VariableTracker, index: VariableTracker) -> VariableTr
                                                 source=tx.location()), ())
     result.scalar = True     # (a NumPy scalar, as NumPy's flat gives)
     return result
+
+
+def _single_item_check(tx, array: VariableTracker, value: VariableTracker, index: VariableTracker) -> None:
+    """``a.flat[i] = v`` sets one item as NumPy converts a scalar, and answers any failure
+    with ``ValueError('Error setting single item of array.')`` where ``a[i] = v`` raises the
+    conversion's own error (an OverflowError for 300 into int8, a TypeError for a complex
+    into a float array) and a value of one or more dims broadcasts. So a value with dims
+    raises, a constant is converted by NumPy now, and a run-time number that may not convert
+    (a Python number or a wider NumPy scalar into an integer array, a Python complex into a
+    real one) runs as Python."""
+    dtype = getattr(getattr(array, "meta", None), "dtype", None)
+    if dtype is None:
+        return
+    kind = value.python_type()
+    if kind is np.ndarray:
+        if len(value.meta.shape):
+            tx.user_error(ValueError("Error setting single item of array."))
+        return
+    if value.is_constant():
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                np.empty(1, dtype).flat[0] = value.as_constant(tx)
+        except (TypeError, ValueError, OverflowError):
+            tx.user_error(ValueError("Error setting single item of array."))
+        return
+    if issubclass(kind, np.generic) and np.can_cast(kind, dtype):
+        return
+    if kind is not bool and (dtype.kind in "iu" or kind is complex and dtype.kind != "c"):
+        tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}] = a run-time {kind.__name__} "
+                       f"into {dtype}: NumPy answers a value it cannot convert with ValueError('Error "
+                       f"setting single item of array.')", "index the array itself: a[i] = v")
 
 
 class NdIterVariable(LazyIteratorVariable):
