@@ -69,6 +69,8 @@ class _Snapshot:
                     seen.add(id(c))
                     self.closures.append((c, c.contents))
                     self._walk(c.contents, seen)
+            for x in [*v.defaults, *v.kwdefaults.values()]:
+                self._walk(x, seen)
         elif isinstance(v, PartialVariable):
             for x in [v.func, *v.args, *v.kwargs.values()]:
                 self._walk(x, seen)
