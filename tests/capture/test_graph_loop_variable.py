@@ -161,25 +161,14 @@ def test_the_variable_as_an_index_is_one_node():
     check_program(rows_by_index, [(a, out, 12), (a, out, 9), (a, out, 13)], "cpp")
 
 
-def roots_in_comprehension(p):
+def roots_by_find(p, in_helper):
     """A helper that writes an array of the enclosing frame through its closure, called
     by a comprehension's range loop (its variable an index: the loop is tried as a node,
     its body's inner while loop writes ``parent``, and the attempt fails). On 3.11 the
     comprehension is a function of its own whose frame reaches ``parent`` only through
     ``find``'s cell: the failed attempt left the array's tracker at the removed node, and
-    the graph after it named it (UnboundLocalError: loop_item_3)."""
-    parent = p.copy()
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    return np.array([find(i) for i in range(parent.shape[0])])
-
-
-def roots_in_helper(p):
-    """The same from a nested helper's frame, on every Python version (3.12+ inline the
+    the graph after it named it (UnboundLocalError: loop_item_3). ``in_helper``: the
+    comprehension in a nested helper, the same on every Python version (3.12+ inline a
     comprehension into its own function's frame, here ``labels``, not ``parent``'s)."""
     parent = p.copy()
 
@@ -191,13 +180,14 @@ def roots_in_helper(p):
 
     def labels(n):
         return [find(i) for i in range(n)]
-    return np.array(labels(parent.shape[0])), parent
+    if in_helper:
+        return np.array(labels(parent.shape[0])), parent
+    return np.array([find(i) for i in range(parent.shape[0])]), parent
 
 
 def test_a_failed_attempt_puts_back_arrays_behind_closure_cells():
     p = np.array([0, 0, 1, 2, 3, 4, 6, 6, 7, 8])
-    check_program(roots_in_comprehension, [(p,)], "eager")
-    check_program(roots_in_helper, [(p,), (p[::-1].copy(),)], "eager")
+    check_program(roots_by_find, [(p, False), (p, True), (p[::-1].copy(), True)], "eager")
 
 
 def prefix_sums(a):
