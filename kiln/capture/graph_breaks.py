@@ -47,7 +47,7 @@ from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
 from .loop_types import LateBound, WidenFirst, bind_late, unbind_late
-from .loops import MIN_TRIP, LoopFallback, apply_scalar
+from .loops import MIN_TRIP, LoopFallback, LoopIndexVariable, apply_scalar
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import SymScalarVariable
 from .variables.base import ConstantVariable
@@ -275,11 +275,9 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     outer, tx.output.graph_loop_body = tx.output.graph_loop_body, True   # float(loss): loop_lists
     try:
         # the loop variable: the counter's value at the trip's start where the body reads
-        # it (one node for every trip count), else a value nothing may use. (As a
-        # subscript it is not yet a run-time index, loops.LoopIndexVariable: on 3.11 the
-        # graph after union_find_component_labels' loops named a node the loops' bodies
-        # had taken, tests/test_programs_real4.py; off until that is understood.)
-        item = tx.locals[COUNTER] if reads_loop_variable(tx, inst) else LoopVariable()
+        # it (one node for every trip count; as a subscript a run-time index,
+        # loops.LoopIndexVariable), else a value nothing may use
+        item = LoopIndexVariable(tx.locals[COUNTER]) if reads_loop_variable(tx, inst) else LoopVariable()
         fall = _run_trip(tx, inst, chain, item)
     finally:
         tx.output.graph_loop_body = outer

@@ -95,7 +95,7 @@ class LoopVariable(VariableTracker):
 def _trackers(tx, snap: _Snapshot) -> dict:
     """Every array tracker capture can reach, with its state (put back on failure)."""
     found: dict[int, tuple] = {}
-    values = list(snap.stack) + list(snap.locals.values()) + list(snap.cells.values()) \
+    values = list(snap.stack) + list(snap.locals.values()) + snap.cell_values() \
         + list(tx.output.wrapped.values()) + [v for c, _ in snap.containers for v in _items(c)] \
         + [v for _, stored in snap.objects for v in stored.values()]
     for v in values:

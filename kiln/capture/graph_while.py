@@ -333,7 +333,7 @@ def _held(snap: _Snapshot, v: Any) -> bool:
     """Does a container, an object's attribute or a cell hold tracker ``v``?"""
     held = [x for _, items in snap.containers if isinstance(items, (list, dict))
             for x in (items.values() if isinstance(items, dict) else items)]
-    held += [x for _, stored in snap.objects for x in stored.values()] + list(snap.cells.values())
+    held += [x for _, stored in snap.objects for x in stored.values()] + snap.cell_values()
     return any(x is v for x in held)
 
 

@@ -295,7 +295,7 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
                            "node's buffers are NumPy's)")
     taken = []
     held = [v for v in snap.stack] + [x for c, saved in snap.containers if isinstance(saved, list)
-                                      for x in saved] + list(snap.cells.values())
+                                      for x in saved] + snap.cell_values()
     for c, item in appends:
         names = [n for n, v in tx.locals.items() if v is c]
         if len(names) != 1 or [n for n, v in snap.locals.items() if v is c] != names \

@@ -8,7 +8,7 @@ from typing import Any
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable
 from .variables.base import CellVariable
 from .variables.containers import DictVariable, ListVariable, TupleVariable
-from .variables.functions import UserObjectVariable
+from .variables.functions import NestedFunctionVariable, PartialVariable, UserObjectVariable
 
 
 class _Snapshot:
@@ -21,6 +21,11 @@ class _Snapshot:
         self.effects = len(tx.output.side_effects)
         self.yielded = len(tx.yielded)
         self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
+        # Cells of the frame's nested functions that are not the frame's own (an inlined
+        # helper's or a 3.11 comprehension's frame holds ``find``, whose cell ``parent``
+        # is the enclosing frame's): the attempt may write through them too.
+        own = {id(c) for c in tx.cells.values()}
+        self.closures: list[tuple[CellVariable, Any]] = []
         self.containers: list[tuple[Any, Any]] = []
         # Objects' attribute stores (``self.w -= ...`` in the body): a failed attempt's
         # values name graph nodes the rollback removes.
@@ -44,6 +49,11 @@ class _Snapshot:
                 + list(tx.output.wrapped.values()) + self.pending:
             self._walk(v, seen)
         self.pins = {id(d): (d, d.pinned) for _, dims in self.arrays for d in dims if d is not None}
+        self.closures = [(c, contents) for c, contents in self.closures if id(c) not in own]
+
+    def cell_values(self) -> list:
+        """What the frame's cells and its nested functions' cells held."""
+        return list(self.cells.values()) + [contents for _, contents in self.closures]
 
     def _walk(self, v: Any, seen: set) -> None:
         if id(v) in seen:
@@ -53,6 +63,17 @@ class _Snapshot:
             self.arrays.append((v, v.dims))
         if isinstance(v, MaskedSelectionVariable):
             self.selections.append((v, v.taken))
+        elif isinstance(v, NestedFunctionVariable):
+            for c in v.closure:
+                if isinstance(c, CellVariable) and id(c) not in seen:
+                    seen.add(id(c))
+                    self.closures.append((c, c.contents))
+                    self._walk(c.contents, seen)
+            for x in [*v.defaults, *v.kwdefaults.values()]:
+                self._walk(x, seen)
+        elif isinstance(v, PartialVariable):
+            for x in [v.func, *v.args, *v.kwargs.values()]:
+                self._walk(x, seen)
         elif getattr(v, "unread", False):   # an argument list nothing read: only its appends
             self.containers.append((v, _Unread(v.appended)))
         elif isinstance(v, (ListVariable, TupleVariable)):
@@ -72,7 +93,8 @@ class _Snapshot:
     def changed_outside(self, tx) -> bool:
         return len(tx.output.side_effects) != self.effects or any(
             _contents(v) != saved for v, saved in self.containers) or any(
-            tx.cells[n].contents is not c for n, c in self.cells.items())
+            tx.cells[n].contents is not c for n, c in self.cells.items()) or any(
+            cell.contents is not c for cell, c in self.closures)
 
     def restore(self, tx) -> None:
         tx.stack = list(self.stack)
@@ -83,6 +105,8 @@ class _Snapshot:
         del tx.yielded[self.yielded:]
         for name, contents in self.cells.items():
             tx.cells[name].contents = contents
+        for cell, contents in self.closures:
+            cell.contents = contents
         for v, saved in self.containers:
             if isinstance(v, DictVariable):
                 v.entries = dict(saved)

@@ -56,7 +56,7 @@ def swapped_arrays(tx, snap: Any, end: dict, names: list) -> dict:
 def _held(snap: Any, a: ArrayVariable) -> list:
     """The names bound to ``a``; a ``None`` entry for each other place that holds it."""
     names = [k for k, v in snap.locals.items() if v is a]
-    elsewhere = [v for v in snap.stack] + list(snap.cells.values())
+    elsewhere = [v for v in snap.stack] + snap.cell_values()
     for _, saved in snap.containers:
         elsewhere += list(saved.values()) if isinstance(saved, dict) else \
             list(saved) if isinstance(saved, list) else []

@@ -149,12 +149,45 @@ def rows_by_index(a, out, n):
     return out, spread
 
 
-def test_the_variable_as_an_index_matches_numpy():
-    # (one loop node per loop once the variable is a run-time index: that is off for now,
-    # kiln/capture/graph_breaks.py; the loops unroll as before and the values stay NumPy's)
-    a = np.random.default_rng(3).random((12, 4))
-    out = np.zeros((12, 4))
-    check_program(rows_by_index, [(a, out, 12), (a, out, 13)], "cpp")
+def test_the_variable_as_an_index_is_one_node():
+    a = np.random.default_rng(3).random((200, 6))
+    report = kiln.explain(rows_by_index)(a, np.zeros((200, 6)), 200)
+    notes = "\n".join(report.loops)
+    assert notes.count("range loop carrying numbers") == 2 and report.graph_break_count == 0, notes
+    assert max(len(ops) for ops in report.ops_per_graph) < 20, report.ops_per_graph
+    # (a short body unrolls for its first count; the second count is the node, the third
+    # one past the rows: NumPy's IndexError after the rows before it were written)
+    a, out = a[:12], np.zeros((12, 6))
+    check_program(rows_by_index, [(a, out, 12), (a, out, 9), (a, out, 13)], "cpp")
+
+
+def roots_by_find(p, in_helper):
+    """A helper that writes an array of the enclosing frame through its closure, called
+    by a comprehension's range loop (its variable an index: the loop is tried as a node,
+    its body's inner while loop writes ``parent``, and the attempt fails). On 3.11 the
+    comprehension is a function of its own whose frame reaches ``parent`` only through
+    ``find``'s cell: the failed attempt left the array's tracker at the removed node, and
+    the graph after it named it (UnboundLocalError: loop_item_3). ``in_helper``: the
+    comprehension in a nested helper, the same on every Python version (3.12+ inline a
+    comprehension into its own function's frame, here ``labels``, not ``parent``'s)."""
+    parent = p.copy()
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def labels(n):
+        return [find(i) for i in range(n)]
+    if in_helper:
+        return np.array(labels(parent.shape[0])), parent
+    return np.array([find(i) for i in range(parent.shape[0])]), parent
+
+
+def test_a_failed_attempt_puts_back_arrays_behind_closure_cells():
+    p = np.array([0, 0, 1, 2, 3, 4, 6, 6, 7, 8])
+    check_program(roots_by_find, [(p, False), (p, True), (p[::-1].copy(), True)], "eager")
 
 
 def prefix_sums(a):
