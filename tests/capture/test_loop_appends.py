@@ -51,7 +51,7 @@ def _notes(report):
 
 
 def test_appends_under_a_test_are_one_loop_node():
-    x = np.random.default_rng(4).standard_normal(12)
+    x = np.random.default_rng(4).standard_normal(48)
     report = kiln.explain(picks)(x, 0.5)
     notes = _notes(report)
     assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
@@ -61,14 +61,18 @@ def test_appends_under_a_test_are_one_loop_node():
     for t in (0.5, 100.0, -100.0, 0.0):        # some items, none, every one (two a trip)
         _same(compiled(x, t), picks(x, t))
     assert len(compiled.records) == 1           # one build whatever the data picks
-    for n in (1, 0):                            # trip counts 1 and 0
-        _same(compiled(x[:n], 0.0), picks(x[:n], 0.0))
+    # the fewest trips taken, and fewer (MIN_APPEND_TRIPS: they run as Python, as before)
+    eager = kiln.compile(picks, backend="eager", dynamic=False)
+    for n in (40, 39, 1, 0):
+        _same(eager(x[:n], 0.0), picks(x[:n], 0.0))
+    notes = ["\n".join(r.loops) for r in eager.records]
+    assert "appends to idx" in notes[0] and "39 trips run faster as Python" in notes[1], notes
 
 
 def test_np_array_of_appended_ints_breaks_after_the_loop():
     # np.array([]) is float64: the array of a list of ints has a dtype only the count
     # decides, so that call runs as Python on the rebuilt list; the loop stays a node
-    x = np.random.default_rng(5).standard_normal(12)
+    x = np.random.default_rng(5).standard_normal(48)
     report = kiln.explain(indices)(x, 0.0)
     assert report.graph_break_count == 1 and "float64 when empty" in report.break_reasons[0].reason
     assert "loop node" in _notes(report)
@@ -78,7 +82,7 @@ def test_np_array_of_appended_ints_breaks_after_the_loop():
 
 
 def test_a_body_that_reads_the_list_keeps_it_a_list():
-    x = np.random.default_rng(6).standard_normal(12)
+    x = np.random.default_rng(6).standard_normal(48)
     compiled = kiln.compile(capped, backend="eager")
     for t in (0.0, 100.0):
         _same(compiled(x, t), capped(x, t))
