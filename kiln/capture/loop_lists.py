@@ -120,12 +120,15 @@ class StackedListVariable(VariableTracker):
     """A list a graph loop appended to: ``prefix`` (its items before the loop), then the
     rows of ``rows`` (the node's buffer), the last of them the array ``last`` where the
     last trip appended a carried array (None otherwise); ``kind``: the Python type of
-    rows read as Python numbers (``float``; None: arrays or NumPy scalars)."""
+    rows read as Python numbers (``float``; None: arrays or NumPy scalars); ``counted``:
+    the rows' count is the data's (an element loop's appends under a test,
+    kiln/capture/loop_appends.py), so it may be 0 whatever the trip count."""
 
     def __init__(self, prefix: list, rows: ArrayVariable, last: ArrayVariable | None,
-                 last_node: Any, kind: type | None = None) -> None:
+                 last_node: Any, kind: type | None = None, counted: bool = False) -> None:
         self.prefix, self.rows, self.last, self.last_node = prefix, rows, last, last_node
         self.kind = kind
+        self.counted = counted
 
     def _free(self) -> bool:
         """Rows no one can tell from Python's items: Python numbers or NumPy scalars."""
@@ -148,7 +151,8 @@ class StackedListVariable(VariableTracker):
         at = index.value if isinstance(index, ConstantVariable) else None
         # (a run-time count is at least 1: the loop ran, capture guards it)
         count = self.rows.meta.shape[0] if self.rows.dims[0] is None else 1
-        if not self._free() or self.prefix or type(at) is not int or not -count <= at < count:
+        if not self._free() or self.prefix or self.counted or type(at) is not int \
+                or not -count <= at < count:
             return super().getitem(tx, index)
         row = self.rows.getitem(tx, ConstantVariable(at))
         return row if self.kind is None else PyValueVariable(row, self.kind)
@@ -163,6 +167,10 @@ class StackedListVariable(VariableTracker):
         """The array ``np.array`` makes of the list (a graph break where ``last`` was
         written after the loop: its row in the buffer is the value before the write)."""
         from .opcall import call_op
+        if self.counted and self.rows.meta.dtype != np.float64:
+            # (np.array of an empty list is float64 (0,): of how many, only the data knows)
+            tx.unsupported("unsupported_value", f"np.array of a list of {self.rows.meta.dtype} "
+                           f"items a loop appended to under a test: it is float64 when empty")
         if self.kind is not None:
             to = _LIST_DTYPES[self.kind]
             if self.prefix or not np.can_cast(self.rows.meta.dtype, to, "safe"):
@@ -225,7 +233,8 @@ def stacking_call(tx, key: Any, args: list, kwargs: dict) -> tuple:
     """``np.array(ys)`` of a :class:`StackedListVariable`: ``(key, args)`` of the call on its
     stacked array (NumPy reads a list of same-shaped arrays as that array; ``np.stack`` of
     it alone is ``np.array`` of it); any other call breaks."""
-    if any(key is f for f in STACKERS) and len(args) == 1 and not kwargs:
+    if any(key is f for f in STACKERS) and len(args) == 1 and not kwargs \
+            and not (key is np.stack and args[0].counted):   # (np.stack([]) raises)
         return (np.array if key is np.stack else key), [args[0].stacked(tx)]
     tx.unsupported("unsupported_value", f"{args[0].describe()} passed to a call other than "
                    f"np.array/np.asarray/np.stack of it alone")

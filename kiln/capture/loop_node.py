@@ -20,6 +20,10 @@ from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS
+from .loop_appends import APPEND, Appends
+from .loop_appends import bind as bind_appends
+from .loop_appends import forget as forget_appends
+from .loop_appends import take as take_appends
 from .loop_branches import _WIDENS, _stored
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
 from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
@@ -71,6 +75,8 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     if tx.stop_at is not None and inst.index <= tx.stop_at < inst.target:
         return False   # a partial graph ends inside the loop: the unrolled capture knows where
     snap = _Snapshot(tx)
+    if tx.output.loop_trace is None:
+        snap.appends = Appends(snap)   # lists its body appends numbers to (loop_appends)
     nxt = tx.decoded.instructions[inst.index + 1]
     region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
                     nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
@@ -133,9 +139,12 @@ _PSEUDO = {COND: "cond", BRK: "brk", RETURNED: "returned", RET: "ret"}
 
 def _pseudo_name(name: str) -> str | None:
     """The body's placeholder name of a carried value that is no local (``ret1``: the
-    second item of ``return s, i``); None for a local."""
+    second item of ``return s, i``; ``idx_count``: how many items were appended to
+    ``idx``, loop_appends); None for a local."""
     if name in _PSEUDO:
         return _PSEUDO[name]
+    if name.startswith(APPEND):
+        return name[len(APPEND):] + "_count"
     if is_flag(name):
         return name[len(FLAG):] + "_is_numpy"
     return "ret" + name[len(RET):] if name.startswith(RET) else None
@@ -162,6 +171,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     from .loop_branches import PathEnd, merge_exits, step_path
     graph = Graph(f"{tx.code.co_name}_loop_body")
     trace = LoopTrace(tx.output.loop_trace, graph)
+    trace.appends = getattr(snap, "appends", None)
     i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
     phs = {name: graph.placeholder(_pseudo_name(name) or name, example)
            for name, example in carried.items()}
@@ -271,6 +281,7 @@ def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, fa
         tx.__dict__.pop("loop_returned", None)
         snap.restore(tx)
         snap.unpin(tx)
+        forget_appends(tx, snap)
         reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
                                                                      "reason", str(e))
         _note(tx, f"{failed}: {reason}")
@@ -286,6 +297,11 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     with their values before the loop."""
     refuse_inside_grad(tx)
     trace, _, _, end = _trace_once(tx, region, snap, {})
+    buffered = take_appends(tx, region, snap, trace, bounds)
+    if buffered:   # traced again, appending to the lists' buffers
+        extra = dict(extra, **buffered)
+        snap.restore(tx)
+        trace, _, _, end = _trace_once(tx, region, snap, {})
     live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
@@ -369,6 +385,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     if swaps and any(end.get(n) is not snap.locals[swaps[n]] for n in swaps):
         raise LoopFallback("the body swaps arrays on some paths only")
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start, swaps)
+    if buffered:
+        bind_appends(tx, snap)
 
 
 def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
@@ -517,7 +535,11 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     if body.brk is not None:
         trips += ", or fewer: it breaks" + (" or returns" if RETURNED in results else "")
     _note(tx, f"loop node ({node.name}, trip count {trips}, {len(graph.calls)} body ops, carried: "
-              f"{', '.join([n for n in names if n != COND and not is_flag(n)] + [s.tracker.describe() for s in written]) or 'nothing'})")
+              f"{', '.join([_shown(n) for n in names if n != COND and not is_flag(n)] + [s.tracker.describe() for s in written]) or 'nothing'})")
+
+
+def _shown(name: str) -> str:
+    return f"appends to {name[len(APPEND):]}" if name.startswith(APPEND) else name
 
 
 def _write_back(tx, state: ArrayState, item: Any) -> None:

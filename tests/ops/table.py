@@ -77,6 +77,8 @@ NOT_ROWS: dict[str, str] = {
     "loop_rows": "the rows a while loop (or a range of a run-time count) appended to a list: "
                  "tests/capture/test_graph_loop_lists.py",
     "loop_count": "len() of such a list: tests/capture/test_graph_loop_lists.py",
+    "loop_head": "the numbers an element loop appended to a list under a test: "
+                 "tests/capture/test_loop_appends.py",
     "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
     "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
     "store_elem": "an element write in a loop body: tests/capture/test_loops.py",

@@ -256,6 +256,11 @@ class ListVariable(TupleVariable):
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         mutators = {"append", "extend", "insert", "pop", "reverse", "clear", "remove"}
+        if name == "append" and tx.output.loop_trace is not None and len(args) == 1 and not kwargs:
+            from ..loop_appends import append_in_body   # (an element loop node's buffer)
+            done = append_in_body(tx, self, args[0])
+            if done is not None:
+                return done
         if name in mutators:
             if name == "remove":
                 tx.unsupported("unsupported_call", "list.remove is not supported")

@@ -1,0 +1,89 @@
+"""Element loops that append numbers to a list under a data-dependent test
+(kiln/capture/loop_appends.py): one loop node, the lists' items and their types Python's."""
+import numpy as np
+
+import kiln
+
+
+def picks(x, t):
+    idx, big = [], []
+    for i in range(len(x)):
+        if x[i] > t:
+            idx.append(i)
+            big.append(x[i] * 2)
+        elif x[i] < -t:
+            big.append(-x[i])
+    return idx, big, np.array(big), len(idx)
+
+
+def indices(x, t):
+    idx = []
+    for i in range(len(x)):
+        if x[i] > t:
+            idx.append(i)
+    return np.array(idx)
+
+
+def capped(x, t):
+    idx = []
+    for i in range(len(x)):
+        if x[i] > t and len(idx) < 2:   # the body reads the list: kept as before
+            idx.append(i)
+    return idx
+
+
+def _same(a, b):
+    """Same types all the way down (a Python int is not an np.int64), same values."""
+    assert type(a) is type(b), (a, b)
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b), (a, b)
+        for u, v in zip(a, b):
+            _same(u, v)
+    elif isinstance(a, (np.ndarray, np.generic)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (a, b)
+        np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b, (a, b)
+
+
+def _notes(report):
+    return "\n".join(l for l in str(report).splitlines() if "loop" in l)
+
+
+def test_appends_under_a_test_are_one_loop_node():
+    x = np.random.default_rng(4).standard_normal(48)
+    report = kiln.explain(picks)(x, 0.5)
+    notes = _notes(report)
+    assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
+    assert "loop node" in notes and "appends to idx" in notes and "appends to big" in notes, notes
+    assert "unrolled" not in notes, notes
+    compiled = kiln.compile(picks)
+    for t in (0.5, 100.0, -100.0, 0.0):        # some items, none, every one (two a trip)
+        _same(compiled(x, t), picks(x, t))
+    assert len(compiled.records) == 1           # one build whatever the data picks
+    # the fewest trips taken, and fewer (MIN_APPEND_TRIPS: they run as Python, as before)
+    eager = kiln.compile(picks, backend="eager", dynamic=False)
+    for n in (40, 39, 1, 0):
+        _same(eager(x[:n], 0.0), picks(x[:n], 0.0))
+    notes = ["\n".join(r.loops) for r in eager.records]
+    assert "appends to idx" in notes[0] and "39 trips run faster as Python" in notes[1], notes
+
+
+def test_np_array_of_appended_ints_breaks_after_the_loop():
+    # np.array([]) is float64: the array of a list of ints has a dtype only the count
+    # decides, so that call runs as Python on the rebuilt list; the loop stays a node
+    x = np.random.default_rng(5).standard_normal(48)
+    report = kiln.explain(indices)(x, 0.0)
+    assert report.graph_break_count == 1 and "float64 when empty" in report.break_reasons[0].reason
+    assert "loop node" in _notes(report)
+    compiled = kiln.compile(indices)
+    for t in (0.0, 100.0):
+        _same(compiled(x, t), indices(x, t))
+
+
+def test_a_body_that_reads_the_list_keeps_it_a_list():
+    x = np.random.default_rng(6).standard_normal(48)
+    compiled = kiln.compile(capped, backend="eager")
+    for t in (0.0, 100.0):
+        _same(compiled(x, t), capped(x, t))
+    assert "uses it otherwise" in _notes(kiln.explain(capped)(x, 0.0))
