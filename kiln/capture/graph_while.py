@@ -62,10 +62,10 @@ from ..ops.graph_loops import GraphLoopBody, WhileTests
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, local_accesses
-from .graph_loop import (_outer, _root, _State, _trackers, array_result, array_slots,
-                         back_at_head, iteration_calls, lift_body, note_node, reason_of,
-                         tracked_dims)
+from .graph_loop import (_State, _trackers, array_result, back_at_head, iteration_calls, lift_body,
+                         note_node, reason_of)
 from .loop_branches import may_raise
+from .loop_carry import _outer, _root, array_slots, tracked_dims
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
