@@ -74,6 +74,6 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
     if uv is None or iv is None or tuple(uv.shape) != tuple(iv.shape) or uv.dtype != iv.dtype:
         return None
     after = graph.nodes[order[loop] + 1:]
-    if any(n.kind == "call" and n is not copy and n.target.raises(n.args) for n in after):
+    if any(n.kind == "call" and n is not copy and n.target.raises(n.args, n.kwargs) for n in after):
         return None
     return copy, item, loop, j

@@ -205,6 +205,37 @@ def _float_draw_raises(name: str, names: tuple):
     return raises_for
 
 
+def _choice_raises(a: Any, p: Any, size: Any, static: tuple, generator: Any) -> bool:
+    """``choice`` raises only for a population and sizes NumPy rejects (an empty one, more
+    draws than items without replacement, a negative size), all fixed once ``a`` is a
+    constant or an array of static shape and ``size`` a param: tried once on a scratch
+    generator of the same kind, drawing one item where replacement makes the count
+    irrelevant. A ``p`` may not sum to 1, a run-time int ``a`` may be 0: those may raise.
+    (A graph that cannot raise takes no snapshot of its generators' states per call.)"""
+    meta, graph = getattr(a, "val", a), getattr(a, "graph", None)
+    if p is not None or graph is not None and (not isinstance(meta, TensorMeta) or any(
+            n.meta.get("dynamic_dims") for n in graph.placeholders)):
+        return True
+    dims = () if size is None else size
+    if not isinstance(dims, tuple) or not all(type(d) is int and d >= 0 for d in dims):
+        return True
+    kw = dict(static)
+    kind = generator.spelling_type if isinstance(generator, GeneratorSlot) else \
+        type(legacy() if generator is None else generator)
+    scratch = np.random.default_rng(0) if issubclass(kind, np.random.Generator) else np.random.RandomState(0)
+    count = int(np.prod(dims))
+    if kw.get("replace", True) and count:
+        size = 1
+    elif count > 1 << 16:
+        return True
+    population = np.zeros(meta.shape, meta.dtype) if isinstance(meta, TensorMeta) else meta
+    try:
+        scratch.choice(population, size=size, **kw)
+    except Exception:   # noqa: BLE001 - whatever NumPy raises, the op may
+        return True
+    return False
+
+
 OPS: dict[str, Any] = {}
 for _name, _inputs, _kind, *_vector in _DISTRIBUTIONS:
     _checked = _kind == "f" and not _vector
@@ -216,6 +247,8 @@ for _name, _inputs, _kind, *_vector in _DISTRIBUTIONS:
         doc=f"{_name} draws from a random generator (None: NumPy's global one): NumPy's own method")
     if _checked:
         OPS[_name].raises_for = _float_draw_raises(_name, _inputs)
+OPS["choice"].may_raise, OPS["choice"].raises_for = False, _choice_raises
+OPS["choice"].raises_for_params = True
 
 
 def _seed_impl(seed: Any, generator: Any) -> Any:
