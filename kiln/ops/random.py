@@ -208,9 +208,10 @@ def _float_draw_raises(name: str, names: tuple):
 def _choice_raises(a: Any, p: Any, size: Any, static: tuple, generator: Any) -> bool:
     """``choice`` raises only for a population and sizes NumPy rejects (an empty one, more
     draws than items without replacement, a negative size), all fixed once ``a`` is a
-    constant or an array of static shape and ``size`` a param: tried once on a scratch
-    generator of the same kind, drawing one item where replacement makes the count
-    irrelevant. A ``p`` may not sum to 1, a run-time int ``a`` may be 0: those may raise.
+    constant or an array of static shape and ``size`` a param: the count checked here,
+    the rest tried once on a scratch generator of the same kind, drawing one item (or
+    none) from a population of a's dims cut to 1. A ``p`` may not sum to 1, a run-time
+    int ``a`` may be 0: those may raise.
     (A graph that cannot raise takes no snapshot of its generators' states per call.)"""
     meta, graph = getattr(a, "val", a), getattr(a, "graph", None)
     if p is not None or graph is not None and (not isinstance(meta, TensorMeta) or any(
@@ -224,11 +225,18 @@ def _choice_raises(a: Any, p: Any, size: Any, static: tuple, generator: Any) -> 
         type(legacy() if generator is None else generator)
     scratch = np.random.default_rng(0) if issubclass(kind, np.random.Generator) else np.random.RandomState(0)
     count = int(np.prod(dims))
-    if kw.get("replace", True) and count:
-        size = 1
-    elif count > 1 << 16:
-        return True
-    population = np.zeros(meta.shape, meta.dtype) if isinstance(meta, TensorMeta) else meta
+    if not kw.get("replace", True):   # more draws than items raise; the rest as with replacement
+        shape = tuple(meta.shape) if hasattr(meta, "shape") else None   # (else an int)
+        axis = kw.get("axis", 0)
+        if shape == () or type(axis) is not int or shape is not None and not -len(shape) <= axis < len(shape):
+            return True
+        if count > (shape[axis] if shape is not None else meta):
+            return True
+        kw["replace"] = True
+    size = 1 if count else dims   # (the trial draws one item, or none)
+    # (an array of a's dims and dtype, each dim 1 or 0: as empty as a, and as small as can be)
+    population = np.zeros(tuple(min(d, 1) for d in meta.shape), meta.dtype) \
+        if hasattr(meta, "shape") else meta
     try:
         scratch.choice(population, size=size, **kw)
     except Exception:   # noqa: BLE001 - whatever NumPy raises, the op may
