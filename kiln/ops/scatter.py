@@ -201,8 +201,8 @@ def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
     raising and made an earlier write into the caller's array copy it); a larger int
     could be too large for a float (OverflowError), other indices out of range. Nor for
     a boolean mask of x's whole shape (``hit[new] = 7``) given a scalar x's dtype holds:
-    a Python int in an integer dtype's range, or one of the above into a float array
-    (an array value may not match the count of True elements)."""
+    a constant Python int in an integer dtype's range, or one of the above into a float
+    array, a constant int (an array value may not match the count of True elements)."""
     def constant(e: Any) -> bool:
         if isinstance(e, slice):
             return all(b is None or type(b) is int for b in (e.start, e.stop, e.step))
@@ -218,7 +218,7 @@ def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
             info = np.iinfo(meta.dtype)
             return not (type(v) is bool or type(v) is int and value is v and info.min <= v <= info.max)
         return meta.dtype.kind not in "fc" or not (type(v) in (bool, float) or type(
-            v) is int and -FLOAT16_MAX <= v <= FLOAT16_MAX)
+            v) is int and value is v and -FLOAT16_MAX <= v <= FLOAT16_MAX)
     if not all(constant(e) for e in index) or meta.dtype.kind not in "fc":
         return True
     return not (type(v) is float or type(v) is int and -FLOAT16_MAX <= v <= FLOAT16_MAX
