@@ -59,9 +59,11 @@ def donate_to_loops(graph: Any) -> int:
 
 def _reads_value(node: Any) -> bool:
     """Does ``node`` read only the value of its inputs (``w.sum()`` after the loop), so it
-    may read the loop's result instead of ``u`` once written: no view of it, no write."""
+    may read the loop's result instead of ``u`` once written: no view of it (nor ``u``
+    itself, ``np.ascontiguousarray``), no write."""
     op = node.target if node.kind == "call" else None
-    return op is not None and op.category != Category.VIEW and not op.aliases and not op.mutates
+    return op is not None and op.category != Category.VIEW and not op.aliases and not op.mutates \
+        and op.itself_when is None
 
 
 def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | None:
