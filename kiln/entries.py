@@ -92,7 +92,7 @@ def _raise_sites(graph: Any, sites: list) -> None:
     """The source lines of ``graph``'s ops that raise on values; a loop node's are its
     body's (``s += a[i]`` out of range, not the ``for`` line), its own where none is."""
     for node in graph.calls:
-        if not node.target.raises(node.args):
+        if not node.target.raises(node.args, node.kwargs):
             continue
         body = getattr((node.kwargs or {}).get("body"), "graph", None)
         before = len(sites)
@@ -207,7 +207,7 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     # ten times a small graph's call.)
     draws = bool(random_ops.generators_in(graph.nodes)) and (
         any(n.kwargs.get("expect") for n in graph.calls)
-        or any(n.target.raises(n.args) for n in graph.calls))
+        or any(n.target.raises(n.args, n.kwargs) for n in graph.calls))
     put_back = ["    _kiln_put_back()"] if draws else []
     respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
                    "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \

@@ -151,7 +151,7 @@ class AOTFunction:
         # a graph with an op that raises on values needs it (a snapshot of NumPy's global
         # MT19937 costs ~230 us: ten times a small graph's call).
         self.generators = tuple(generators_in(graph.nodes)) \
-            if any(n.target.raises(n.args) for n in graph.calls) else ()
+            if any(n.target.raises(n.args, n.kwargs) for n in graph.calls) else ()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:

@@ -121,7 +121,7 @@ class TestChain:
             raise LoopFallback("the while test stores a local after a data-dependent jump")
         for n in tx.output.graph.nodes[self.nodes:]:
             if n.kind == "call" and (n.op.mutates or n.op.state is not None or (
-                may_raise(n.kwargs["fn"], n.args[0]) if n.op.name == "scalar_fn" else n.target.raises(n.args))):
+                may_raise(n.kwargs["fn"], n.args[0]) if n.op.name == "scalar_fn" else n.target.raises(n.args, n.kwargs))):
                 raise LoopFallback(f"the while test computes {n.op.name} after a data-dependent "
                                    f"jump (it may raise or write; Python may skip it)")
 

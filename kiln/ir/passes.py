@@ -100,7 +100,7 @@ def must_stay(node: Node) -> bool:
     run-time sizes may not broadcast, capture/dims.py), or it may warn of a floating-point
     error (as NumPy would)."""
     return has_side_effects(node) or (node.kind == "call" and (
-        node.target.raises(node.args) or node.target.state is not None or node.meta.get("sizes_meet")
+        node.target.raises(node.args, node.kwargs) or node.target.state is not None or node.meta.get("sizes_meet")
         or may_warn_call(node)))
 
 

@@ -12,14 +12,22 @@ or the loop's final one, never a partial one. The rewrite requires that
 
 - nothing but the loop and the final ``copy_into`` reads ``u`` (later reads of the old
   value would see the new one), and the loop carries it once and not as an operand;
-- ``copy_into`` copies the whole value unchanged (same shape and dtype, ``where=True``);
+- ``copy_into`` copies the whole value unchanged (same shape and dtype, ``where=True``),
+  and besides the output only ops reading its value use it (they read the loop's);
 - nothing after the loop may raise: aot replays the whole graph op by op on an error,
   which must find the caller's arrays as they were.
+
+A graph loop node (kiln/ops/graph_loops.py, ``GraphLoopBody.donate``) is given ``u`` the
+same way; it skips only its copy of ``u`` in, and only where its compiled body is the
+functional form, which reads its inputs and writes none (small arrays: each trip returns
+new ones), so ``u`` keeps its old value until the caller copies the result in.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from ..ops import Category
+from ..ops.graph_loops import GraphLoopBody
 from ..ops.loops import LoopBody
 
 
@@ -40,13 +48,22 @@ def donate_to_loops(graph: Any) -> int:
         if match is None:
             continue
         copy, item, loop, j = match
-        body: LoopBody = loop.kwargs["body"]
+        body: LoopBody | GraphLoopBody = loop.kwargs["body"]
         loop.kwargs = {**loop.kwargs, "body": body.donating(j)}
-        outs[k] = item
-        out_node.args = (tuple(outs),)
+        copy.replace_all_uses_with(item)   # the output, and reads of u's new value
+        outs = list(out_node.args[0])
         graph.erase(copy)
         count += 1
     return count
+
+
+def _reads_value(node: Any) -> bool:
+    """Does ``node`` read only the value of its inputs (``w.sum()`` after the loop), so it
+    may read the loop's result instead of ``u`` once written: no view of it (nor ``u``
+    itself, ``np.ascontiguousarray``), no write."""
+    op = node.target if node.kind == "call" else None
+    return op is not None and op.category != Category.VIEW and not op.aliases and not op.mutates \
+        and op.itself_when is None
 
 
 def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | None:
@@ -54,18 +71,20 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
     if getattr(copy, "kind", None) != "call" or copy.target.name != "copy_into":
         return None
     dst, item, where = copy.args
-    if dst is not u or where is not True or set(copy.users) != {graph.output_node} \
-            or sum(1 for v in outs if v is copy) != 1:
+    if dst is not u or where is not True or graph.output_node not in copy.users \
+            or sum(1 for v in outs if v is copy) != 1 or not all(
+                _reads_value(n) for n in copy.users if n is not graph.output_node):
         return None
     if getattr(item, "kind", None) != "call" or item.target.name != "loop_item":
         return None
     loop = item.args[0]
     body = loop.kwargs.get("body") if getattr(loop, "kind", None) == "call" else None
-    if not isinstance(body, LoopBody) or loop.target.name != "loop":
+    if not (isinstance(body, LoopBody) and loop.target.name == "loop"
+            or isinstance(body, GraphLoopBody) and loop.target.name in ("graph_loop", "graph_while")):
         return None
     j = item.kwargs["index"]
-    carried, operands = loop.args[3], loop.args[4]
-    if j >= len(carried) or carried[j] is not u or j not in body.arrays \
+    carried, operands = loop.args[-2:]
+    if j >= len(carried) or carried[j] is not u or isinstance(body, LoopBody) and j not in body.arrays \
             or sum(1 for v in carried if v is u) != 1 or any(v is u for v in operands):
         return None
     if set(u.users) != {loop, copy}:
@@ -74,6 +93,6 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
     if uv is None or iv is None or tuple(uv.shape) != tuple(iv.shape) or uv.dtype != iv.dtype:
         return None
     after = graph.nodes[order[loop] + 1:]
-    if any(n.kind == "call" and n is not copy and n.target.raises(n.args) for n in after):
+    if any(n.kind == "call" and n is not copy and n.target.raises(n.args, n.kwargs) for n in after):
         return None
     return copy, item, loop, j

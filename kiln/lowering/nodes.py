@@ -81,7 +81,7 @@ class ExternNode:
         lowers: ``x[1:] = v`` into a float array cannot, ``x[i] = v`` can)?"""
         node = self.origins[0] if self.origins else None
         if getattr(node, "target", None) is self.op:
-            return self.op.raises(node.args)
+            return self.op.raises(node.args, node.kwargs)
         return self.op.may_raise or self.op.raises_for is not None
 
     def __repr__(self) -> str:

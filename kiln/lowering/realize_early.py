@@ -24,7 +24,7 @@ def breaks_order(node: Node) -> bool:
     that may raise (np.linalg.inv; scheduler.py ``_keeps_order`` keeps its place)? (Not
     a kernel's op that may raise, an index out of range, nor an extern that only warns:
     realizing what may warn before each of those split the stages of loops of sums.)"""
-    return node.op.category == Category.EXTERN and node.op.raises(node.args) and \
+    return node.op.category == Category.EXTERN and node.op.raises(node.args, node.kwargs) and \
         node.op.check_impl is None   # (a check the wrapper runs after the kernels: warn_if_any)
 
 

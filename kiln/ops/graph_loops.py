@@ -115,6 +115,11 @@ class GraphLoopBody:
         self.compiles = 0      # how many times the body was compiled (tests read it)
         self.reference: Callable | None = None   # the body's NumPy program, once made
         self.n_outs = sum(1 for kind, _ in nxt if kind == "out")
+        # Positions (in carried) of the caller's arrays a functional graph hands this loop
+        # (kiln/lowering/loop_donate.py): where its compiled body is the functional form,
+        # which writes no input (``written``), the loop reads them uncopied.
+        self.donate: frozenset = frozenset()
+        self.writes_no_input = False
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -130,10 +135,19 @@ class GraphLoopBody:
             self._functional = copy
         return self._functional
 
+    def donating(self, position: int) -> "GraphLoopBody":
+        """This body, given the caller's array at carried ``position`` (see ``donate``)."""
+        copy = GraphLoopBody.__new__(GraphLoopBody)
+        copy.__dict__.update(self.__dict__)
+        copy.donate = self.donate | {position}
+        copy.runner, copy.compiles = None, 0
+        return copy
+
     def callable_for(self, args: tuple) -> Callable:
         if self.runner is None:
             if self.compiler is not None:
                 self.runner, written = self.compiler(self.graph, list(args))
+                self.writes_no_input = bool(written)
                 self.runner_next = tuple(("out", written[k]) if kind == "in" and k in written
                                          else (kind, k) for kind, k in self.next)
             else:
@@ -369,9 +383,12 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
         if trips is not None and trips <= 0:
             return tuple(carried) + no_rows(body)
         return iterate(body, body.reference, None, trips, list(carried), operands, body.next)
-    # (carried arrays are copied on their device: a CuPy array by CuPy)
-    state = [_same_layout_copy(v) if isinstance(v, np.ndarray) else fresh_copy(v)
-             if is_device_array(v) else v for v in carried]
+    # (carried arrays are copied on their device: a CuPy array by CuPy; a donated one
+    # that the compiled body only reads is not: a C-contiguous copy has its layout)
+    uncopied = body.donate if body.writes_no_input and body.runner is not None else ()
+    state = [v if k in uncopied and type(v) is np.ndarray and v.flags.c_contiguous
+             else _same_layout_copy(v) if isinstance(v, np.ndarray) else fresh_copy(v)
+             if is_device_array(v) else v for k, v in enumerate(carried)]
     return body.run(trips, state, tuple(operands))
 
 

@@ -337,15 +337,27 @@ def reject(name: str, arg: str, value: Any, hint: str) -> None:
     raise UnsupportedArgument(f"{name}: argument {arg}={value!r} is not supported by kiln; {hint}")
 
 
+# NumPy's comparison ufuncs: a Python int meets an integer operand without conversion.
+COMPARISONS = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
+
+
 def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
     """NEP 50: a Python int meeting an integer loop that cannot hold it raises NumPy's
     OverflowError when the op runs (``x_uint8 + -1``), so such a call stays in the graph
     even when nothing uses its value. A constant is tried on a zero of the loop's dtypes;
-    a run-time int may not fit on a later call."""
+    a run-time int may not fit on a later call. A comparison never raises where every
+    other operand is an integer array or scalar: NumPy 2 compares a Python int of any size
+    with integers exactly (``np.arange(3, dtype=np.uint8) < 2 ** 70``); a bool operand
+    (``2 ** 63``) or a float one (``10 ** 400``: too large for a float) may raise."""
+    compares = ufunc in COMPARISONS
+
     def raises_for(*args: Any) -> bool:
         # graph values (nodes) carry their example in .val: a Python int for a run-time int
         metas = [a.val if hasattr(a, "graph") else a for a in args]
         if not any(type(m) is int for m in metas):
+            return False
+        others = [m for m in metas if type(m) is not int]
+        if compares and others and all(np.dtype(dtype_token(m)).kind in "iu" for m in others):
             return False
         try:
             loop = ufunc.resolve_dtypes(tuple(dtype_token(m) for m in metas) + (None,) * ufunc.nout)

@@ -100,6 +100,8 @@ class Op:
     # for some input values although the op in general does not (``x[i]`` with ``i`` a
     # run-time int: NumPy's IndexError); such calls count as ``may_raise`` (:meth:`raises`).
     raises_for: Callable[..., bool] | None = None
+    # ``raises_for`` also takes the call's params as keywords (a draw's ``size``, ``static``)
+    raises_for_params: bool = False
     # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
     # like a view and check real aliasing. Every VIEW op may alias.
     aliases: bool = False
@@ -248,9 +250,16 @@ class Op:
     out_c_order: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
-    def raises(self, args: tuple) -> bool:
-        """May a call with graph arguments ``args`` raise for some input values?"""
-        return self.may_raise or (self.raises_for is not None and bool(self.raises_for(*args)))
+    def raises(self, args: tuple, kwargs: dict | None = None) -> bool:
+        """May a call with graph arguments ``args`` (and params ``kwargs``) raise for some
+        input values? (Without the params an op whose ``raises_for`` needs them may.)"""
+        if self.may_raise:
+            return True
+        if self.raises_for is None:
+            return False
+        if self.raises_for_params:
+            return kwargs is None or bool(self.raises_for(*args, **kwargs))
+        return bool(self.raises_for(*args))
 
     def __post_init__(self) -> None:
         self.category = Category(self.category)

@@ -205,6 +205,45 @@ def _float_draw_raises(name: str, names: tuple):
     return raises_for
 
 
+def _choice_raises(a: Any, p: Any, size: Any, static: tuple, generator: Any) -> bool:
+    """``choice`` raises only for a population and sizes NumPy rejects (an empty one, more
+    draws than items without replacement, a negative size), all fixed once ``a`` is a
+    constant or an array of static shape and ``size`` a param: the count checked here,
+    the rest tried once on a scratch generator of the same kind, drawing one item (or
+    none) from a population of a's dims cut to 1. A ``p`` may not sum to 1, a run-time
+    int ``a`` may be 0: those may raise.
+    (A graph that cannot raise takes no snapshot of its generators' states per call.)"""
+    meta, graph = getattr(a, "val", a), getattr(a, "graph", None)
+    if p is not None or graph is not None and (not isinstance(meta, TensorMeta) or any(
+            n.meta.get("dynamic_dims") for n in graph.placeholders)):
+        return True
+    dims = () if size is None else size
+    if not isinstance(dims, tuple) or not all(type(d) is int and d >= 0 for d in dims):
+        return True
+    kw = dict(static)
+    kind = generator.spelling_type if isinstance(generator, GeneratorSlot) else \
+        type(legacy() if generator is None else generator)
+    scratch = np.random.default_rng(0) if issubclass(kind, np.random.Generator) else np.random.RandomState(0)
+    count = int(np.prod(dims))
+    if not kw.get("replace", True):   # more draws than items raise; the rest as with replacement
+        shape = tuple(meta.shape) if hasattr(meta, "shape") else None   # (else an int)
+        axis = kw.get("axis", 0)
+        if shape == () or type(axis) is not int or shape is not None and not -len(shape) <= axis < len(shape):
+            return True
+        if count > (shape[axis] if shape is not None else meta):
+            return True
+        kw["replace"] = True
+    size = 1 if count else dims   # (the trial draws one item, or none)
+    # (an array of a's dims and dtype, each dim 1 or 0: as empty as a, and as small as can be)
+    population = np.zeros(tuple(min(d, 1) for d in meta.shape), meta.dtype) \
+        if hasattr(meta, "shape") else meta
+    try:
+        scratch.choice(population, size=size, **kw)
+    except Exception:   # noqa: BLE001 - whatever NumPy raises, the op may
+        return True
+    return False
+
+
 OPS: dict[str, Any] = {}
 for _name, _inputs, _kind, *_vector in _DISTRIBUTIONS:
     _checked = _kind == "f" and not _vector
@@ -216,6 +255,8 @@ for _name, _inputs, _kind, *_vector in _DISTRIBUTIONS:
         doc=f"{_name} draws from a random generator (None: NumPy's global one): NumPy's own method")
     if _checked:
         OPS[_name].raises_for = _float_draw_raises(_name, _inputs)
+OPS["choice"].may_raise, OPS["choice"].raises_for = False, _choice_raises
+OPS["choice"].raises_for_params = True
 
 
 def _seed_impl(seed: Any, generator: Any) -> Any:

@@ -199,17 +199,28 @@ def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
     float, int or bool array, a Python float (``out[0] = a * b``) or a Python int no
     float dtype overflows on (|v| <= 65504, float16's largest: ``z[0] = -1`` counted as
     raising and made an earlier write into the caller's array copy it); a larger int
-    could be too large for a float (OverflowError), other indices out of range."""
+    could be too large for a float (OverflowError), other indices out of range. Nor for
+    a boolean mask of x's whole shape (``hit[new] = 7``) given a scalar x's dtype holds:
+    a constant Python int in an integer dtype's range, or one of the above into a float
+    array, a constant int (an array value may not match the count of True elements)."""
     def constant(e: Any) -> bool:
         if isinstance(e, slice):
             return all(b is None or type(b) is int for b in (e.start, e.stop, e.step))
         return type(e) is int or e is None or e is Ellipsis
     meta, graph = getattr(x, "val", None), getattr(x, "graph", None)
-    if not isinstance(index, tuple) or not all(constant(e) for e in index) \
-            or not isinstance(meta, TensorMeta) or meta.dtype.kind not in "fc" or graph is None \
+    if not isinstance(meta, TensorMeta) or graph is None or not isinstance(index, tuple) \
             or any(p.meta.get("dynamic_dims") for p in graph.placeholders):
         return True
     v = getattr(value, "val", value)
+    mask = getattr(index[0], "val", None) if len(index) == 1 else None
+    if isinstance(mask, TensorMeta) and mask.dtype == np.bool_ and tuple(mask.shape) == tuple(meta.shape):
+        if meta.dtype.kind in "iu":
+            info = np.iinfo(meta.dtype)
+            return not (type(v) is bool or type(v) is int and value is v and info.min <= v <= info.max)
+        return meta.dtype.kind not in "fc" or not (type(v) in (bool, float) or type(
+            v) is int and value is v and -FLOAT16_MAX <= v <= FLOAT16_MAX)
+    if not all(constant(e) for e in index) or meta.dtype.kind not in "fc":
+        return True
     return not (type(v) is float or type(v) is int and -FLOAT16_MAX <= v <= FLOAT16_MAX
                 or isinstance(v, TensorMeta) and v.dtype.kind in "fiub")
 

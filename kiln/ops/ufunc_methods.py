@@ -42,7 +42,7 @@ from .mutation import _as_value, _mutation_meta
 from .reduction import dtype_param, keep, loop_dtype, out_param
 from .registry import Bound, Category, F, declare, find_spelling, is_float_like, spell, ufunc_method_key
 from .scatter import _scatter_meta, add_at_broadcast
-from .value_warnings import ufunc_at as ufunc_at_line
+from .value_warnings import at_line, ufunc_at as ufunc_at_line
 
 # The binary ufuncs whose methods users write (a fixed list, so the spellings are the same
 # on every NumPy version); other ufuncs' methods run as Python.
@@ -141,9 +141,27 @@ class _Site(dict):
         return store
 
 
+# One frame at the user's line (where NumPy's warnings point: one line of source) calling
+# ``ufunc.at`` itself for the common scatter by label, ``x[i]`` of a vector with integers
+# of value's shape (nothing to broadcast: add_at_broadcast's own shortcut); anything else
+# takes the impl. Through the impl, its site, add_at_broadcast and the store a compiled
+# np.maximum.at of 300 values took 2.42 us against NumPy's 1.37 (slow15).
+_AT_SOURCE = (
+    "def at(x, index, value, ufunc, *, _kiln_impl, _kiln_nd, _kiln_np, _kiln_copy): "
+    "i = index[0] if type(index) is tuple and len(index) == 1 else None; "
+    "y = (x if _kiln_copy is None else _kiln_copy(x)) if type(value) is _kiln_nd and type(x) is _kiln_nd "
+    "and x.ndim == 1 and type(i) is _kiln_nd and i.shape == value.shape and i.dtype.kind in 'iu' else None; "
+    "return _kiln_impl(x, index, value, ufunc) if y is None else (getattr(_kiln_np, ufunc).at(y, index, value), y)[1]")
+
+
 def _impl_at(impl: Any) -> Any:
     """Op.impl_at of the ufunc.at ops: their ``ufunc`` param names the call."""
-    return lambda filename, lineno, fn=impl: functools.partial(fn, at=_Site(filename, lineno))
+    def made(filename: str, lineno: int, fn: Any = impl) -> Any:
+        slow = functools.partial(fn, at=_Site(filename, lineno))
+        copy = fresh_copy if fn is _index_at_impl else None
+        return at_line(("ufunc.at", fn.__name__, filename, lineno), "at", _AT_SOURCE, filename, lineno,
+                       {"_kiln_impl": slow, "_kiln_nd": np.ndarray, "_kiln_np": np, "_kiln_copy": copy})
+    return made
 
 
 _at_shapes = _scatter_meta(False)

@@ -164,7 +164,7 @@ _PROBE_WARNING = _VersionProbe(_PROBE)
 _AT: dict[tuple, Callable] = {}
 
 
-def _at_line(key: tuple, name: str, source: str, filename: str, lineno: int,
+def at_line(key: tuple, name: str, source: str, filename: str, lineno: int,
              kwdefaults: dict | None = None) -> Callable:
     """Function ``name`` defined by ``source``, its code placed at ``filename:lineno`` and
     run in that module's globals (once per ``key``)."""
@@ -190,7 +190,7 @@ def method_at(method: str, filename: str, lineno: int) -> Callable:
     >>> method_at("var", "demo.py", 7)(np.zeros(3)).item()
     0.0
     """
-    return _at_line((method, filename, lineno), method,
+    return at_line((method, filename, lineno), method,
                     f"def {method}(x, /, **params): return x.{method}(**params)", filename, lineno)
 
 
@@ -214,7 +214,7 @@ def ufunc_at(ufunc: Callable, filename: str, lineno: int, keywords: bool = True)
     name = ufunc.__name__ if ufunc.__name__.isidentifier() else "ufunc"
     source = f"def {name}(*args, _kiln_ufunc, **params): return _kiln_ufunc(*args, **params)" \
         if keywords else f"def {name}(*args, _kiln_ufunc): return _kiln_ufunc(*args)"
-    return _at_line((ufunc, filename, lineno, keywords), name, source,
+    return at_line((ufunc, filename, lineno, keywords), name, source,
                     filename, lineno, {"_kiln_ufunc": ufunc})
 
 
@@ -228,7 +228,7 @@ def ufunc_part_at(ufunc: np.ufunc, part: int, filename: str, lineno: int,
     [1]
     """
     name = ufunc.__name__
-    return _at_line((ufunc, part, quiet, filename, lineno), name,
+    return at_line((ufunc, part, quiet, filename, lineno), name,
                     f"def {name}(*args, _kiln_ufunc, _kiln_part, _kiln_quiet, **params): "
                     f"return _kiln_ufunc(*args, **params)[_kiln_part] if not _kiln_quiet else "
                     f"_kiln_quiet(_kiln_ufunc, args, params)[_kiln_part]",

@@ -160,8 +160,9 @@ def _compile_loop_body(graph: Any, example: list) -> tuple:
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
+    from ..ops.graph_loops import GraphLoopBody
     from ..ops.loops import LoopBody
-    if any(isinstance(n.kwargs.get("body"), LoopBody) for n in graph.calls):
+    if any(isinstance(n.kwargs.get("body"), (LoopBody, GraphLoopBody)) for n in graph.calls):
         # (imported only here: a process that compiles no loop never reads these modules)
         from ..lowering.loop_donate import donate_to_loops
         from ..lowering.loop_runner import prepare_loops
