@@ -65,6 +65,10 @@ class Appends:
         self.before = {id(c) for c, _ in snap.containers}   # the lists made before the loop
         self.found: dict[int, tuple[ListVariable, list]] = {}
         self.taken: dict[int, tuple[ListVariable, str, Any]] = {}
+        # take() ran: a list first appended to on a later trace (an append on a path the
+        # first trace folded away, ``elif triggered:`` while ``triggered`` was still the
+        # constant False) has no buffer, and its append must not vanish
+        self.closed = False
 
 
 def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTracker | None:
@@ -78,6 +82,8 @@ def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTrac
     if taken is None:
         if id(lst) not in appends.before:
             return None     # a list the body made
+        if appends.closed:
+            raise LoopFallback("the body appends to a list on a path its first trace did not take")
         appends.found.setdefault(id(lst), (lst, []))[1].append(_type_of(item))
         return ConstantVariable(None)
     _, name, example = taken
@@ -108,7 +114,10 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
     locals) and a carried count: the counts' start values by name (``extra`` of
     loop_node._build), or LoopFallback where a list is not taken (the module doc)."""
     appends: Appends | None = getattr(snap, "appends", None)   # (a while loop's: None)
-    if appends is None or not appends.found:
+    if appends is None:
+        return {}
+    appends.closed = True
+    if not appends.found:
         return {}
     if not all(isinstance(b, ConstantVariable) for b in bounds) or tx.output.device_type is not None:
         raise LoopFallback("the body appends to a list, and the trip count is a run-time one")
@@ -156,6 +165,10 @@ def forget(tx, snap: Any) -> None:
         for d in (tx.locals, snap.locals):
             d.pop(_BUFFER + name, None)
             d.pop(APPEND + name, None)
+    if appends is not None:
+        appends.found.clear()
+        appends.taken.clear()
+        appends.closed = False
 
 
 def bind(tx, snap: Any) -> None:

@@ -87,3 +87,25 @@ def test_a_body_that_reads_the_list_keeps_it_a_list():
     for t in (0.0, 100.0):
         _same(compiled(x, t), capped(x, t))
     assert "uses it otherwise" in _notes(kiln.explain(capped)(x, 0.0))
+
+
+def onsets(cft, on, off):
+    # (real20's STA/LTA trigger: the append sits on a path the first trace folds away,
+    # ``elif triggered`` while ``triggered`` is still the constant False)
+    found = []
+    triggered, start = False, 0
+    for i in range(len(cft)):
+        if not triggered and cft[i] > on:
+            triggered, start = True, i
+        elif triggered and cft[i] < off:
+            found.append((start, i))
+            triggered = False
+    return np.array(found, dtype=np.int64).reshape(-1, 2), found
+
+
+def test_an_append_first_reached_on_a_later_trace_is_not_dropped():
+    cft = np.zeros(48)
+    cft[[6, 7, 8, 30]] = 5.0
+    compiled = kiln.compile(onsets, backend="eager")
+    for c in (cft, np.zeros(48), np.full(48, 5.0)):
+        _same(compiled(c, 3.0, 1.5), onsets(c, 3.0, 1.5))
