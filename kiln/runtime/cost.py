@@ -304,7 +304,10 @@ def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | 
                 kernel_pass = kernel_pass if in_kernel else 0.0
                 calls += max(0.0, ELEMENT_US * known - kernel_pass)
                 kernel_pass = max(kernel_pass, ELEMENT_US * known)
-        elif _large(node):
+        elif _large(node) and (op.python_us is None or op.compiled_us is None):
+            # (a graph loop prices both sides by its body's ops, below: a power iteration
+            # whose body is NumPy's matmul and norm of a 200x200 matrix is those calls either
+            # way, plus the driver's step a trip compiled)
             if fused or op.python_us is not None:
                 return None   # elementwise work or a loop over a large array: compiling pays
             # A matmul, solve or norm of a large array, or a view of one: NumPy's own

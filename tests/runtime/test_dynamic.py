@@ -135,7 +135,11 @@ def test_each_kernel_takes_only_the_sizes_its_code_names():
     fn = cpp_backend(g, [x, y])
     calls = re.findall(r"^ +(kiln_fused_\w+\(.*\))$", fn.kiln_artifact.wrapper, re.M)
     sizes = [set(re.findall(r"\bs\d+\b", c)) for c in calls]
-    assert sizes == [{"s0"}, {"s1", "s2"}], calls   # (every kernel took s0, s1, s2)
+    # (every kernel took s0, s1, s2; cos and exp of y may be one kernel or two: glibc's
+    # scalar cos and NumPy's SVML exp run apart on large arrays)
+    assert any(c.startswith("kiln_fused_sin") for c in calls) and len(calls) in (2, 3), calls
+    for c, s in zip(calls, sizes):
+        assert s == ({"s0"} if "(x," in c else {"s1", "s2"}), calls
     for n, m in ((4, 5), (11, 2)):
         xn, yn = np.arange(n, dtype=float), np.arange(m * 3, dtype=float).reshape(m, 3)
         for got, want in zip(fn(xn, yn), g(xn, yn)):
