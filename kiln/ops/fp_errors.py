@@ -17,6 +17,7 @@ module says which of a kernel's graph nodes could have raised each one:
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -143,7 +144,22 @@ _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0
 # float loops whose "invalid" is raised by any NaN operand: an ordered comparison of it
 # (npy_logaddexp's x - y > 0, after a quiet x == y)
 _NAN_SIGNALS = frozenset({"logaddexp"})
-_POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
+
+
+@functools.lru_cache(maxsize=None)
+def _zero_to_minus_inf_divides(dtype: Any) -> bool:
+    """Does NumPy's ``power`` loop for float ``dtype`` warn "divide by zero" for
+    ``0.0 ** -inf``? Which loop runs depends on the CPU NumPy dispatches to: its AVX512_SKX
+    loop (SVML's pow) raises the flag, glibc's pow (the AVX2 and baseline loops: an AMD EPYC
+    without AVX-512) does not. So NumPy is asked, once per dtype, on a contiguous run of
+    the length its vector loops take. (np.float_power's 0.0 ** -inf never warns.)"""
+    base = np.zeros(16, dtype)
+    with np.errstate(all="ignore", divide="raise"):
+        try:
+            np.power(base, np.full(16, -np.inf, dtype))
+        except FloatingPointError:
+            return True
+    return False
 
 
 def _int_raises_where(op: str, bit: int) -> Any:
@@ -280,7 +296,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         # (power's zero base to any power under 0, -inf too, is a division by zero; a
         # complex operand: a cast to complex64)
         finite = floats + [(v, dt) for v, dt in operands if np.dtype(dt).kind == "c"]
-        for v, dt in finite[:1] if bit == DIVIDE and op in _POWERS else finite:
+        minus_inf_divides = bit == DIVIDE and op == "power" and _zero_to_minus_inf_divides(np.dtype(rdt))
+        for v, dt in finite[:1] if minus_inf_divides else finite:
             cond = ops.call("logical_and", [cond, ops.call("logical_not", [_isinf(ops, v, dt)], np.bool_)],
                             np.bool_)
         if at is not None and at < len(operands):

@@ -218,11 +218,15 @@ def test_a_reshape_to_sizes_the_lowering_cannot_compare_copies_nothing_first():
     g = trace(lambda x: (F.reshape(F.ravel(x), shape=(3, 4)), F.exp(x)), [TensorMeta(x.shape, x.dtype)], ["x"])
     g.placeholders[0].meta["dynamic_dims"] = (0, 1)
     fn = cpp_backend(g, [x])
-    calls = re.findall(r"^ +(kiln_fused_\w+)\(", fn.kiln_artifact.wrapper, re.M)
+    # (the wrapper's launches pass _NT; a kernel's second body, the C++ text of its "told"
+    # rerun that a CPU without exact flags for exp needs, is in the wrapper too)
+    calls = re.findall(r"^ +(kiln_fused_\w+)\(.*_NT\)$", fn.kiln_artifact.wrapper, re.M)
     assert len(calls) == 1, fn.kiln_artifact.wrapper   # exp's
     got = fn(x)
     np.testing.assert_array_equal(got[0], x)
-    np.testing.assert_array_equal(got[1], np.exp(x))
+    # (bit for bit where the build calls NumPy's own exp, SVML with AVX-512; an AVX2 build's
+    # inline exp is within 1 ulp of glibc's: docs/lowering.md, "kiln's own exp")
+    np.testing.assert_allclose(got[1], np.exp(x), rtol=1e-15, atol=0)
 
 
 def _leapfrog(u0, steps):
