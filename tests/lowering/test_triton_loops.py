@@ -2,7 +2,8 @@
 while loops to convergence) on backend="triton", through Triton's interpreter on NumPy
 arrays: the body is Triton kernels built once whatever the trip count (not the body's
 NumPy program), and the loop gives what NumPy gives (values, dtypes, written arguments:
-tests/test_programs.py's oracle)."""
+tests/test_programs.py's oracle); and the ops capture builds from Python numbers and
+appending element loops, which have no op-table row."""
 import numpy as np
 import pytest
 
@@ -81,3 +82,24 @@ def test_a_loop_body_compiles_for_sm90(builds):
         _, constexprs, warps = rk.config()
         compiled = tb.TritonKernel(module, kname, rk.signature, constexprs, warps).compile(tb.SM90)
         assert compiled.asm["cubin"]
+
+
+def test_capture_built_ops_on_triton():
+    """The ops capture builds from Python numbers and element loops, which have no op-table
+    row (python_true_divide, python_scalar_type, flat_item; loop_head of an appending
+    loop), on backend="triton": values, types and Python's own exceptions as NumPy's.
+    (NumPy's floating-point warnings are not given on Triton: docs/triton.md.)"""
+    from capture.test_data_reads import _cases, _outcome, reads
+    from capture.test_loop_appends import _same, picks
+    compiled = kiln.compile(reads, backend="triton")
+    for args in _cases():
+        (got, _), (want, _) = _outcome(compiled, *args), _outcome(reads, *args)
+        assert got[0] == want[0], (got, want)
+        if want[0] == "raise":
+            assert got == want
+        else:
+            _same(got[1], want[1])
+    x = np.random.default_rng(4).standard_normal(48)
+    f = kiln.compile(picks, backend="triton")
+    for t in (0.5, 100.0, 0.0):
+        _same(f(x, t), picks(x, t))
