@@ -3,9 +3,13 @@
 Run from the repository root on a machine with a CUDA GPU, triton and CuPy (torch
 optional)::
 
-    python benchmarks/gpu_check.py --out gpu_check_out
+    python benchmarks/gpu_check.py --out gpu_check_out     # --budget 420 (seconds)
 
-It exits with status 1, naming what failed, when any check fails. ``--dry-run`` runs the
+(benchmarks/gpu_check.sh: the same as one prepared command on a GPU machine without
+network.) It exits with status 1, naming what failed or did not run, when any check
+fails. Each section is guarded (one that raises is recorded, the others run), the JSON is
+rewritten after each, and a section the time budget interrupts or never reaches is
+recorded so. ``--dry-run`` runs the
 same script without a GPU: NumPy arrays through Triton's interpreter at small sizes (a
 NumPy stand-in for the ``cupy`` module, benchmarks/gpu_check_capture.py), which checks
 the script itself; its timings mean nothing.
@@ -31,10 +35,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -51,8 +58,65 @@ def main(argv: list | None = None) -> None:
                     help="no GPU: NumPy arrays through Triton's interpreter, tiny sizes")
     ap.add_argument("--no-torch", action="store_true",
                     help="skip the torch.compile comparison (its own process, up to 150 s)")
+    ap.add_argument("--budget", type=float, default=420.0,
+                    help="seconds for the whole run: a section that would start later is skipped, "
+                         "one still running then is interrupted (default 420)")
     opts = ap.parse_args(argv)
     os.makedirs(opts.out, exist_ok=True)
+    t0 = time.perf_counter()
+    res: dict = {"device": "?", "triton": "?", "cupy": "?", "checks": {}, "perf": {},
+                 "budget_s": opts.budget}
+    checks, perf = res["checks"], res["perf"]
+
+    def save() -> None:   # after every section: a run cut short keeps what it found
+        res["seconds"] = round(time.perf_counter() - t0, 1)
+        with open(os.path.join(opts.out, "gpu_check.json"), "w") as f:
+            json.dump(res, f, indent=2, default=str)
+    try:
+        cupy = setup(opts, res)
+    except Exception as e:   # nothing can run; say why in the JSON and the table
+        import traceback
+        checks["setup"] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
+        cupy = None
+    save()
+    from benchmarks.gpu_check_capture import capture_checks
+    # correctness first (kiln.compile end to end included), timings after
+    sections = [
+        (checks, "op table", lambda: op_table(cupy)),
+        (checks, "int8 > 2**31 elements", lambda: big_int8(cupy, opts.quick)),
+        (checks, "reductions", lambda: reductions(cupy)),
+        (checks, "softmax/layernorm", lambda: rows_correct(cupy)),
+        (checks, "kiln.compile end to end", lambda: end_to_end(cupy)),
+        (checks, "capture", lambda: capture_checks(cupy, not INTERPRET, opts.quick)),
+        (perf, "bandwidth", lambda: bandwidth(cupy, opts.quick)),
+        (perf, "rows", lambda: rows_speed(cupy, opts.quick, not opts.no_torch,
+                                          left=lambda: opts.budget - (time.perf_counter() - t0))),
+        (perf, "compile", lambda: compile_times(cupy)),
+        (perf, "per call", lambda: per_call(cupy))]
+    for into, name, fn in sections if cupy is not None else []:
+        left = opts.budget - (time.perf_counter() - t0)
+        if left < 1:
+            into[name] = {"skipped": f"the time budget ({opts.budget:.0f} s, --budget) ran out"}
+        else:
+            section(into, name, fn, left)
+            free_device_memory(cupy)
+        save()
+    table = render_table(res)
+    with open(os.path.join(opts.out, "gpu_check.md"), "w") as f:
+        f.write(table)
+    sys.stderr.write(table)
+    failed = [name for name, val in checks.items() if "error" in val or not val.get("ok", False)]
+    failed += [name for name, val in perf.items() if "error" in val or val.get("correct") is False
+               or "skipped" in val]
+    if failed:
+        sys.stderr.write(f"\nFAILED or not run: {', '.join(failed)} (details in {opts.out}/gpu_check.json)\n")
+        sys.exit(1)
+    sys.stderr.write("\nall checks passed\n")
+
+
+def setup(opts: Any, res: dict) -> Any:
+    """The ``cupy`` module the sections use (or the dry run's NumPy stand-in), the
+    configuration, and the device, Triton and CuPy versions in ``res``."""
     from kiln.config import config
     config.cache_dir = tempfile.mkdtemp(prefix="kiln_gpu_check_")
     global INTERPRET
@@ -64,44 +128,12 @@ def main(argv: list | None = None) -> None:
         try:
             import cupy
         except ImportError as e:
-            sys.exit(f"gpu_check: CuPy does not import ({e}); the check runs kernels on CuPy arrays "
-                     f"(pip install cupy-cuda12x), or try --dry-run without a GPU")
+            raise RuntimeError(f"CuPy does not import ({e}); the check runs kernels on CuPy arrays "
+                               f"(pip install cupy-cuda12x), or try --dry-run without a GPU") from e
     import triton
-    res: dict = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-                 "triton": triton.__version__, "cupy": cupy.__version__, "checks": {}, "perf": {}}
-    checks, perf = res["checks"], res["perf"]
-    t0 = time.perf_counter()
-    from benchmarks.gpu_check_capture import capture_checks
-
-    def save() -> None:   # after every section: a run cut short keeps what it found
-        res["seconds"] = time.perf_counter() - t0
-        with open(os.path.join(opts.out, "gpu_check.json"), "w") as f:
-            json.dump(res, f, indent=2, default=str)
-    # correctness first (kiln.compile end to end included), timings after
-    for into, name, fn in [
-            (checks, "op table", lambda: op_table(cupy)),
-            (checks, "int8 > 2**31 elements", lambda: big_int8(cupy, opts.quick)),
-            (checks, "reductions", lambda: reductions(cupy)),
-            (checks, "softmax/layernorm", lambda: rows_correct(cupy)),
-            (checks, "kiln.compile end to end", lambda: end_to_end(cupy)),
-            (checks, "capture", lambda: capture_checks(cupy, not INTERPRET, opts.quick)),
-            (perf, "bandwidth", lambda: bandwidth(cupy, opts.quick)),
-            (perf, "rows", lambda: rows_speed(cupy, opts.quick, not opts.no_torch)),
-            (perf, "compile", lambda: compile_times(cupy)),
-            (perf, "per call", lambda: per_call(cupy))]:
-        section(into, name, fn)
-        free_device_memory(cupy)
-        save()
-    table = render_table(res)
-    with open(os.path.join(opts.out, "gpu_check.md"), "w") as f:
-        f.write(table)
-    sys.stderr.write(table)
-    failed = [name for name, val in checks.items() if "error" in val or not val.get("ok", False)]
-    failed += [name for name, val in perf.items() if "error" in val or val.get("correct") is False]
-    if failed:
-        sys.stderr.write(f"\nFAILED: {', '.join(failed)} (details in {opts.out}/gpu_check.json)\n")
-        sys.exit(1)
-    sys.stderr.write("\nall checks passed\n")
+    res.update(device=cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+               triton=triton.__version__, cupy=cupy.__version__)
+    return cupy
 
 
 def free_device_memory(cupy) -> None:
@@ -112,13 +144,33 @@ def free_device_memory(cupy) -> None:
         pool().free_all_blocks()
 
 
-def section(into: dict, name: str, fn) -> None:
+class SectionTimeout(Exception):
+    """A section still running when the time budget ran out (SIGALRM)."""
+
+
+def _out_of_time(signum, frame):
+    raise SectionTimeout("the time budget ran out during this section (--budget)")
+
+
+def section(into: dict, name: str, fn, left: float = 0.0) -> None:
+    """``into[name] = fn()``, or what it raised; ``left``: seconds before it is interrupted
+    (SIGALRM in the main thread; a kernel launch or a device wait finishes first)."""
     start = time.perf_counter()
+    alarm = left > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if alarm:
+        old = signal.signal(signal.SIGALRM, _out_of_time)
+        signal.setitimer(signal.ITIMER_REAL, left)
     try:
         into[name] = fn()
     except Exception as e:   # one failing section must not hide the others
         import traceback
         into[name] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    if not isinstance(into[name], dict):
+        into[name] = {"error": f"the section returned {into[name]!r}"}
     into[name] = dict(into[name], seconds=round(time.perf_counter() - start, 2))
 
 
@@ -314,7 +366,7 @@ def bandwidth(cupy, quick: bool) -> dict:
             "config": rk.config()}
 
 
-def rows_speed(cupy, quick: bool, torch: bool = True) -> dict:
+def rows_speed(cupy, quick: bool, torch: bool = True, left=lambda: 150.0) -> dict:
     shapes = [(2, 128)] if INTERPRET else [(4096, 1024), (1024, 8192)] if not quick else [(256, 1024)]
     out = {}
     for shape in shapes:
@@ -336,7 +388,8 @@ def rows_speed(cupy, quick: bool, torch: bool = True) -> dict:
         out[f"{shape}"] = {"softmax_us": round(t_sm * 1e6, 1), "softmax_cupy_us": round(_time(cupy, eager_sm) * 1e6, 1),
                            "layernorm_us": round(t_ln * 1e6, 1), "layernorm_cupy_us": round(_time(cupy, eager_ln) * 1e6, 1),
                            "softmax_persistent": rk.persistent}
-    torch_res = _torch_compile_rows(shapes) if torch and not INTERPRET else {}
+    # (torch's own process gets at most 150 s, and what the budget leaves but 20 s)
+    torch_res = _torch_compile_rows(shapes, min(150.0, left() - 20)) if torch and not INTERPRET else {}
     for key, val in torch_res.items():
         out.setdefault(key, {}).update(val)
     return out
@@ -361,13 +414,15 @@ print(json.dumps(out))
 '''
 
 
-def _torch_compile_rows(shapes) -> dict:
+def _torch_compile_rows(shapes, timeout: float = 150.0) -> dict:
     try:
         import importlib.util
         if importlib.util.find_spec("torch") is None:
             return {}
+        if timeout < 10:
+            return {"torch": {"skipped": "the time budget left no time for torch.compile"}}
         proc = subprocess.run([sys.executable, "-c", TORCH_SCRIPT, json.dumps(shapes)], capture_output=True,
-                              text=True, timeout=150)
+                              text=True, timeout=timeout)
         return json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else \
             {"torch": {"error": proc.stderr[-800:]}}
     except Exception as e:

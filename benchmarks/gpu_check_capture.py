@@ -230,6 +230,40 @@ def capture_checks(xp: Any, gpu: bool, quick: bool) -> dict:
                     problems.append(f"{name} on {b}: {problem}")
         return "; ".join(problems)
 
+    def time_stepping_loops() -> str:
+        # a graph loop node (for t in range(T): u = step(u), a while loop to convergence):
+        # the body is Triton kernels built once and launched per trip on the device's
+        # arrays, whatever the trip count
+        def heat(u, dt, steps):
+            for _ in range(steps):
+                u = u + dt * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+            return u
+
+        def relax(u, tol):
+            err = tol + 1.0
+            while err > tol:
+                v = 0.5 * u + 0.25 * (np.roll(u, 1) + np.roll(u, -1))
+                err = np.abs(v - u).max()   # (bool(err > tol): one value read a trip)
+                u = v
+            return u
+        uh = rng.random(100_000 if gpu and not quick else 64)
+        problems = []
+        cf = kiln.compile(heat, backend=backend)
+        compiles = tb.stats["compiles"]
+        trips = (50, 7, 200) if gpu else (50, 3, 5)   # (the interpreter: ~0.1 s a trip)
+        for steps in trips:
+            problems.append(_compare(xp, cf(xp.asarray(uh), 0.1, steps), heat(uh, 0.1, steps), 1e-12))
+            if steps == trips[0]:
+                compiles = tb.stats["compiles"] - compiles
+        if "graph loop node" not in str(kiln.explain(heat)(xp.asarray(uh), 0.1, 50)):
+            problems.append("heat's loop is no graph loop node")
+        if gpu and compiles == 0:
+            problems.append("heat's loop compiled no Triton kernel")
+        tol = 1e-4 if gpu else 3e-2
+        problems.append(_compare(xp, kiln.compile(relax, backend=backend)(xp.asarray(uh[:64]), tol),
+                                 relax(uh[:64], tol), 1e-12))
+        return "; ".join(filter(None, problems))
+
     def cache_hit_us() -> str:
         def f(x):
             return np.sin(x) * 2.0 + 1.0
@@ -256,6 +290,7 @@ def capture_checks(xp: Any, gpu: bool, quick: bool) -> dict:
     check("value_and_grad training step", training_step)
     check("int8 past 2**31 elements through kiln.compile", int8_past_2_31)
     check("graph constants and op kernels on the device", constants_on_the_device)
+    check("time-stepping loops (graph loop nodes)", time_stepping_loops)
     check("cache hit timing", cache_hit_us)
     out["ok"] = all(v.get("ok", True) for v in out.values() if isinstance(v, dict))
     return out

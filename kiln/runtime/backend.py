@@ -126,14 +126,15 @@ class Artifact:
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
-def _compile_graph_loops(graph: Any) -> None:
+def _compile_graph_loops(graph: Any, compiler: Callable | None = None) -> None:
     """Graph loop nodes (kiln/ops/graph_loops.py) compile their body as a graph of its
-    own, through aot and this backend, once, when the loop first runs."""
+    own, through aot and this backend (``compiler``: another backend's
+    :func:`_compile_loop_body`), once, when the loop first runs."""
     from ..ops.graph_loops import GraphLoopBody
     for node in graph.calls:
         body = node.kwargs.get("body")
         if isinstance(body, GraphLoopBody) and body.compiler is None:
-            body.compiler = _compile_loop_body
+            body.compiler = compiler or _compile_loop_body
 
 
 # Written arrays up to this size are carried as the body's new arrays; larger ones are
@@ -142,20 +143,24 @@ def _compile_graph_loops(graph: Any) -> None:
 _FRESH_BODY_BYTES = 1 << 18
 
 
-def _compile_loop_body(graph: Any, example: list) -> tuple:
-    """A graph loop's body through aot and this backend: ``(callable, written)``. Where
-    its functional form returns every value as a fresh array (no views, layouts that do
-    not matter), that form is compiled, and ``written`` maps each carried array the body
-    writes to the output holding its new value: the loop carries the new arrays instead
-    of copying them back into the old ones each iteration (aot's epilogue), where they
-    are small (``_FRESH_BODY_BYTES``)."""
+def _compile_loop_body(graph: Any, example: list, backend: Callable | None = None,
+                       fresh_bytes: float = _FRESH_BODY_BYTES) -> tuple:
+    """A graph loop's body through aot and ``backend`` (this one when None): ``(callable,
+    written)``. Where its functional form returns every value as a fresh array (no views,
+    layouts that do not matter), that form is compiled, and ``written`` maps each carried
+    array the body writes to the output holding its new value: the loop carries the new
+    arrays instead of copying them back into the old ones each iteration (aot's
+    epilogue), where they are smaller than ``fresh_bytes`` (on the host a new array costs
+    fresh pages; CuPy's pool hands a GPU one back at no cost: the Triton backend passes
+    inf)."""
     from ..aot import aot_autograd, functionalize_with_plan
+    backend = backend or cpp_backend
     fgraph, plan = functionalize_with_plan(graph, example)
     if not plan.layout_inputs and len(plan.outputs) == plan.num_user_outputs \
             and all(o.kind == "fresh" for o in plan.outputs) \
-            and all(getattr(example[i], "nbytes", 0) < _FRESH_BODY_BYTES for i, _ in plan.mutated):
-        return aot_autograd(fgraph, example, cpp_backend), dict(plan.mutated)
-    return aot_autograd(graph, example, cpp_backend), {}
+            and all(getattr(example[i], "nbytes", 0) < fresh_bytes for i, _ in plan.mutated):
+        return aot_autograd(fgraph, example, backend), dict(plan.mutated)
+    return aot_autograd(graph, example, backend), {}
 
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:

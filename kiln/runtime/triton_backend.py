@@ -36,6 +36,8 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     """Compile ``graph`` to Triton kernels plus a Python wrapper; see the module doc."""
     interpret = bool(config.triton_interpret)
     require_triton_device(example_inputs, interpret)
+    from .backend import _compile_graph_loops
+    _compile_graph_loops(graph, compile_loop_body)
     variants: dict[tuple, Callable] = {}
     numpy = _NumpyFallback(graph, interpret)
 
@@ -105,6 +107,15 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     call = artifact.call
     call.kiln_artifact = artifact
     return call
+
+
+def compile_loop_body(graph: Any, example: list) -> tuple:
+    """A graph loop node's body (kiln/ops/graph_loops.py) as Triton kernels, compiled
+    once through aot and :func:`triton_backend` and launched once per trip: the carried
+    arrays its functional form writes come back as new device arrays, which the loop
+    carries (no copy back, nothing through the host; CuPy's pool reuses the blocks)."""
+    from .backend import _compile_loop_body
+    return _compile_loop_body(graph, example, triton_backend, fresh_bytes=float("inf"))
 
 
 class TritonLoader:

@@ -159,8 +159,33 @@ def test_the_gpu_check_runs_dry(monkeypatch, tmp_path):
                                   "kiln.compile end to end", "capture"}
     assert set(res["perf"]) == {"bandwidth", "rows", "compile", "per call"}
     assert {"compile counts and guards", "graph break runs eagerly", "same errors as without kiln",
-            "value_and_grad training step"} <= set(res["checks"]["capture"])
+            "value_and_grad training step", "time-stepping loops (graph loop nodes)"} <= set(res["checks"]["capture"])
+    assert all(v.get("ok") for v in res["checks"].values()), res["checks"]
     assert "| op table |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_the_gpu_check_survives_a_failing_section_and_its_budget(monkeypatch, tmp_path):
+    # a section that raises, one still running when --budget runs out (interrupted), and
+    # the sections after it (skipped): the JSON and the table say so, and it exits 1
+    import json
+    import time
+
+    from benchmarks import gpu_check
+    monkeypatch.setattr(config, "triton_interpret", config.triton_interpret)
+    monkeypatch.setattr(config, "cache_dir", config.cache_dir)
+    monkeypatch.setattr(gpu_check, "INTERPRET", False)
+    monkeypatch.setattr(gpu_check, "op_table", lambda cupy: 1 / 0)
+    monkeypatch.setattr(gpu_check, "big_int8", lambda cupy, quick: time.sleep(30))
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as exited:
+        gpu_check.main(["--dry-run", "--out", str(tmp_path), "--budget", "1.5"])
+    assert exited.value.code == 1 and time.perf_counter() - start < 20
+    res = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert res["checks"]["op table"]["error"] == "ZeroDivisionError: division by zero"
+    assert res["checks"]["int8 > 2**31 elements"]["error"].startswith("SectionTimeout")
+    assert "time budget" in res["checks"]["reductions"]["skipped"] and "skipped" in res["perf"]["per call"]
+    table = (tmp_path / "gpu_check.md").read_text()
+    assert "| op table |" in table and "| per call |" in table
 
 
 def test_a_warm_process_compiles_nothing(monkeypatch):
