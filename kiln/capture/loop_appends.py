@@ -21,8 +21,8 @@ NumPy's array of the items has their dtype whatever their count (float64 items);
 ints, bools or other NumPy scalars an empty list makes float64, so there the call breaks
 the graph with the list rebuilt (the loop stays compiled).
 
-Taken only where no one can tell: a range loop with constant bounds of at least
-``MIN_APPEND_TRIPS`` trips (fewer run faster as Python), at the function's top level (not inside another loop body); the list made in the frame before the loop,
+Taken only where no one can tell: a range loop with constant bounds, at the function's
+top level (not inside another loop body); the list made in the frame before the loop,
 empty there, bound to one local and nothing else; the body loads that local only to call
 ``append`` on it, and the code after the loop does not jump back over it; every item
 appended to one list a number of one type. Anything else keeps the loop as before.
@@ -44,13 +44,6 @@ from .variables.containers import ListVariable
 
 APPEND = "<append>"        # the carried count of list ``name``: APPEND + name
 _BUFFER = "<append buffer>"  # and the local bound to its buffer while the loop is traced
-
-# Fewer trips run as Python, as before: the compiled call's fixed cost (~3 us: the wrapper,
-# the node's copy of its buffers, loop_head) is more than Python's loop. Measured loaded
-# on ``idx.append(i)`` under ``x[i] > t`` (~80 ns a trip as Python, the cheapest body):
-# 16 trips 1.3 us as Python, 4.5 compiled; 32 3.9 and 3.9; 48 5.3 and 2.8; 1,000 79 and
-# 9. The cost model cannot tell: it prices an element loop's body ops as NumPy calls.
-MIN_APPEND_TRIPS = 40
 
 # the Python types whose items ``tolist`` gives back (each the buffer's dtype)
 _PYTHON = {int: np.dtype(np.int64), float: np.dtype(np.float64), bool: np.dtype(np.bool_),
@@ -90,8 +83,13 @@ def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTrac
     if type(_type_of(item)) is not type(example):
         raise LoopFallback(f"the body appends to '{name}' items of changing types")
     count = tx.locals[APPEND + name]
+    nodes = tx.output.graph.nodes
+    before = len(nodes)
     tx.locals[_BUFFER + name].setitem(tx, count, item)
     tx.locals[APPEND + name] = apply_scalar(tx, "add", [count, ConstantVariable(1)])
+    for node in nodes[before:]:   # priced as Python's append (kiln/ops/loop_cost.py)
+        if node.kind == "call" and node.op.name in ("store_elem", "store_elem_if", "scalar_fn"):
+            node.meta["append"] = True
     return ConstantVariable(None)
 
 
@@ -122,8 +120,6 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
     if not all(isinstance(b, ConstantVariable) for b in bounds) or tx.output.device_type is not None:
         raise LoopFallback("the body appends to a list, and the trip count is a run-time one")
     trips = len(range(*(b.value for b in bounds)))
-    if trips < MIN_APPEND_TRIPS:
-        raise LoopFallback(f"the body appends to a list, and {trips} trips run faster as Python")
     held = list(snap.stack) + list(snap.cells.values()) + [
         x for c, saved in snap.containers if isinstance(saved, list) for x in saved]
     extra = {}

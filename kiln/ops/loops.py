@@ -543,28 +543,6 @@ def priced_trips(start: Any, stop: Any, step: Any) -> int:
     return RUNTIME_TRIPS
 
 
-def _loop_python_us(node: Any, per_op_us: Callable) -> float | None:
-    """The loop run as Python: its trips (:func:`priced_trips`) times its body's ops
-    (inner loops likewise); None for a body that breaks out."""
-    start, stop, step = node.args[:3]
-    body: LoopBody = node.kwargs["body"]
-    if body.cont is not None:
-        return None
-    per_trip = 0.0
-    for inner in body.graph.nodes:
-        if inner.kind != "call":
-            continue
-        if inner.op.python_us is not None:
-            cost = inner.op.python_us(inner, per_op_us)
-            if cost is None:
-                return None
-            per_trip += cost
-        else:
-            per_trip += per_op_us(inner)
-    return priced_trips(start, stop, step) * per_trip
-
-
-loop.python_us = _loop_python_us
 loop.inplace_impl = _loop_inplace
 loop.inplace_inputs = lambda args, params: [args[3][k] for k in params["body"].arrays]
 

@@ -145,7 +145,8 @@ class Op:
     call_param: str | None = None
     # ``python_us(node, per_op_us) -> float | None``: what running this call as Python
     # costs when it is more than one NumPy call (a loop: trips x body), None when unknown
-    # (kiln/runtime/cost.py then compiles the graph); ``per_op_us`` prices one plain op.
+    # (kiln/runtime/cost.py then compiles the graph); ``per_op_us`` prices one plain op
+    # (its ``before_break`` attribute True: the graph is priced before a graph break).
     python_us: Callable[..., Any] | None = None
     # ``compiled_us(node, body_us) -> float | None``: what the compiled call costs when it
     # is more than one native call (a graph loop: trips x (the driver's step + the body's

@@ -197,6 +197,15 @@ def _numpy_us(node: Any) -> float:
     return NUMPY_OP_US
 
 
+def _numpy_us_before_break(node: Any) -> float:
+    """_numpy_us, for a graph a break follows (``before_break``: Op.python_us may price
+    its call otherwise there; kiln/ops/loop_cost.py)."""
+    return _numpy_us(node)
+
+
+_numpy_us_before_break.before_break = True
+
+
 def _keeps_meta(node: Any) -> bool:
     """Is ``node``'s result of its input 0's shape and dtype?"""
     src = node.args[0] if node.args else None
@@ -314,7 +323,7 @@ def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | 
             # call either way, so only its dispatch counts (both sides pay it).
             python += NUMPY_CHEAP_US if op.category == Category.VIEW else NUMPY_OP_US
         elif op.python_us is not None:
-            cost = op.python_us(node, _numpy_us)
+            cost = op.python_us(node, _numpy_us_before_break if passes else _numpy_us)
             if cost is None:
                 return None
             python += cost

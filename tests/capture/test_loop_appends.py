@@ -61,12 +61,13 @@ def test_appends_under_a_test_are_one_loop_node():
     for t in (0.5, 100.0, -100.0, 0.0):        # some items, none, every one (two a trip)
         _same(compiled(x, t), picks(x, t))
     assert len(compiled.records) == 1           # one build whatever the data picks
-    # the fewest trips taken, and fewer (MIN_APPEND_TRIPS: they run as Python, as before)
+    # few trips are a loop node too (the cost model prices them: kiln/ops/loop_cost.py;
+    # below 40 they were kept as Python's loop, which capture unrolled and broke per trip)
     eager = kiln.compile(picks, backend="eager", dynamic=False)
     for n in (40, 39, 1, 0):
         _same(eager(x[:n], 0.0), picks(x[:n], 0.0))
     notes = ["\n".join(r.loops) for r in eager.records]
-    assert "appends to idx" in notes[0] and "39 trips run faster as Python" in notes[1], notes
+    assert all("appends to idx" in n for n in notes[:3]), notes
 
 
 def test_np_array_of_appended_ints_breaks_after_the_loop():

@@ -1086,3 +1086,77 @@ def test_a_priced_out_region_entered_inside_an_expression_leaves_no_null_on_its_
     compiled = kiln.compile(shift_letters)
     for _ in range(2):
         np.testing.assert_array_equal(compiled(plain, key), shift_letters(plain, key))
+
+
+def count_above(x, t):
+    n = 0
+    for i in range(len(x)):
+        if x[i] > t:
+            n += 1
+    return n
+
+
+def picks_above(x, t):
+    idx = []
+    for i in range(len(x)):
+        if x[i] > t:
+            idx.append(i)
+    return idx
+
+
+def _loop_graph(fn, *args):
+    graphs = []
+    kiln.compile(fn, backend=lambda g, ex: graphs.append(g) or g)(*args)
+    [graph] = graphs
+    assert any(n.op.name == "loop" for n in graph.calls), [n.op.name for n in graph.calls]
+    return graph
+
+
+def test_an_element_loop_is_priced_as_the_interpreter_runs_it():
+    # Each body op of an element loop was priced as a NumPy call on an array (~0.6 us):
+    # a count over 16 elements 50 us as Python (measured 1.3-2.6), so every element loop
+    # compiled, and a loop node's fixed cost (~1.7-4.6 us) lost to Python below ~10-40
+    # trips (4 trips: 1.2-1.4x NumPy's time). Priced per op kind (kiln/ops/loop_cost.py):
+    # a few trips run as Python, many compile.
+    rng = np.random.default_rng(11)
+    python, compiled_us = cost.estimate(_loop_graph(count_above, rng.random(16), 0.5))
+    assert 0.8 < python < 4.0 and compiled_us < 3.0, (python, compiled_us)
+    for n, as_python in ((4, True), (256, False)):
+        x = rng.random(n)
+        compiled = kiln.compile(count_above)
+        assert compiled(x, 0.5) == count_above(x, 0.5)
+        [record] = compiled.records
+        assert bool(record.runs_as_python) is as_python, (n, record.runs_as_python)
+        assert as_python or any(c.op.name == "loop" for c in record.graph.calls)
+
+
+def test_appends_of_few_trips_are_a_loop_node_the_cost_model_runs_as_python():
+    # Below 40 trips a loop appending to a list was kept as Python's loop by capture
+    # (loop_appends.MIN_APPEND_TRIPS, the model could not price it): with the cost model
+    # off it unrolled and broke the graph at each trip's test (16 elements: 58 us compiled
+    # against Python's 2.7). It is a loop node at any count now, and the model decides.
+    rng = np.random.default_rng(12)
+    graph = _loop_graph(picks_above, rng.random(16), 0.5)
+    assert cost.python_is_faster(graph) is not None
+    for n, as_python in ((8, True), (512, False)):
+        x = rng.random(n)
+        compiled = kiln.compile(picks_above)
+        assert compiled(x, 0.5) == picks_above(x, 0.5)
+        [record] = compiled.records
+        assert bool(record.runs_as_python) is as_python, (n, record.runs_as_python)
+
+
+def test_an_element_loop_before_a_break_keeps_compiling():
+    # Priced out, the graph before a break runs as Python and the rest resumes compiled
+    # (partial.from_start): a handoff dearer than the break's own segment, so rle_decode
+    # (a 10-trip sum, then np.empty(total) breaks) took 9.2 us against 6.4 with the loop
+    # compiled (Python 6.1) once element loops were priced as the interpreter runs them.
+    from tests.test_programs_loop_idioms import rle_decode
+    vals, counts = np.arange(10.0), np.array([1, 2, 0, 3, 1, 2, 1, 0, 2, 1])
+    compiled = kiln.compile(rle_decode)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(vals, counts), rle_decode(vals, counts))
+    out = kiln.explain(rle_decode)(vals, counts)
+    assert out.graph_break_count == 1 and "run as Python" not in out.break_reasons[0].reason, \
+        out.break_reasons[0].reason
+    assert not out.runs_as_python, out.runs_as_python
