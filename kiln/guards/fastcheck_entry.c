@@ -187,6 +187,28 @@ value_holds(const kiln_guard *g, PyObject *value)
     return g->check == 1 ? 1 : array_guard_matches(value, g);
 }
 
+/* getattr(value, name), a new reference: a module's attribute (``np.sin`` under
+ * ``G['np'].sin is sin``) read from its dict, where PyObject_GetAttr would also look the
+ * name up on ModuleType first (its generic getattr): ModuleType and object define dunder
+ * names alone, so another name is the dict's entry when there is one; anything else
+ * (a dunder, a name the dict lacks: __getattr__, the AttributeError) is PyObject_GetAttr's. */
+static inline __attribute__((always_inline)) PyObject *
+guard_attr(PyObject *value, PyObject *name)
+{
+    if (PyModule_CheckExact(value) && PyUnicode_CheckExact(name)
+            && !(PyUnicode_GET_LENGTH(name) >= 2 && PyUnicode_READ_CHAR(name, 0) == '_'
+                 && PyUnicode_READ_CHAR(name, 1) == '_')) {
+        PyObject *found = PyDict_GetItemWithError(PyModule_GetDict(value), name);
+        if (found != NULL) {
+            Py_INCREF(found);
+            return found;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(value, name);
+}
+
 /* 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
 static int
 guard_holds(const kiln_guard *g, PyObject *const *args)
@@ -214,7 +236,7 @@ guard_holds(const kiln_guard *g, PyObject *const *args)
         Py_INCREF(value);
     }
     for (Py_ssize_t i = 0; i < nattrs; i++) {
-        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(g->attrs, i));
+        PyObject *next = guard_attr(value, PyTuple_GET_ITEM(g->attrs, i));
         Py_DECREF(value);
         if (next == NULL)
             return -1;
