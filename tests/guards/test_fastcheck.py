@@ -494,3 +494,12 @@ def test_a_module_attribute_guard_reads_the_module_and_misses_when_it_changes():
     np.testing.assert_allclose(cf(x), np.tanh(x) + np.exp(x))
     del mod.lazy
     np.testing.assert_allclose(cf(x), np.tanh(x) + np.cos(x))
+    # G['m'] is mod pins the root G['m'].scale starts from (no second lookup): another
+    # module under that name misses on the first guard, whatever its attributes
+    other = types.ModuleType("kiln_other_module")
+    other.scale, other.lazy = np.tanh, np.exp
+    ns["m"] = other
+    assert all(e.fast(x) is kiln.api.MISS for e in cf.cache_entries if e.fast is not None)
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.exp(x))
+    ns["m"] = mod
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.cos(x))
