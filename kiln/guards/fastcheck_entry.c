@@ -56,6 +56,7 @@ typedef struct {
     int root, check, nd;
     Py_ssize_t param;
     PyObject *a, *b, *attrs, *c, *dtype;   /* borrowed from the spec tuple (kept alive) */
+    PyObject *pinned;   /* the root's value an earlier guard pinned (`is c`), or NULL: see pin_roots */
     Py_ssize_t shape[KILN_MAX_DIMS];       /* -1: a dynamic dimension (>= 2) */
 } kiln_guard;
 
@@ -187,6 +188,52 @@ value_holds(const kiln_guard *g, PyObject *value)
     return g->check == 1 ? 1 : array_guard_matches(value, g);
 }
 
+/* getattr(value, name), a new reference: a module's attribute (``np.sin`` under
+ * ``G['np'].sin is sin``) read from its dict, where PyObject_GetAttr would also look the
+ * name up on ModuleType first (its generic getattr): ModuleType and object define dunder
+ * names alone, so another name is the dict's entry when there is one; anything else
+ * (a dunder, a name the dict lacks: __getattr__, the AttributeError) is PyObject_GetAttr's. */
+static inline __attribute__((always_inline)) PyObject *
+guard_attr(PyObject *value, PyObject *name)
+{
+    if (PyModule_CheckExact(value) && PyUnicode_CheckExact(name)
+            && !(PyUnicode_GET_LENGTH(name) >= 2 && PyUnicode_READ_CHAR(name, 0) == '_'
+                 && PyUnicode_READ_CHAR(name, 1) == '_')) {
+        PyObject *found = PyDict_GetItemWithError(PyModule_GetDict(value), name);
+        if (found != NULL) {
+            Py_INCREF(found);
+            return found;
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(value, name);
+}
+
+/* A guard on an attribute of a global or a cell (``G['np'].sin is sin``) that an earlier
+ * guard pins by identity (``G['np'] is <module numpy>``: root, key, no attributes, check
+ * 0) starts from that guard's object, not a second lookup of the same key: the guards are
+ * checked in order and a call gets this far only where the earlier one held. */
+static void
+pin_roots(kiln_guard *decoded, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        kiln_guard *g = &decoded[i];
+        if (g->root == 0 || g->check == 3 || PyTuple_GET_SIZE(g->attrs) == 0)
+            continue;
+        for (Py_ssize_t j = 0; j < i; j++) {
+            kiln_guard *h = &decoded[j];
+            if (h->root == g->root && h->a == g->a && h->check == 0 && PyTuple_GET_SIZE(h->attrs) == 0
+                    && (g->root == 2 || h->b == g->b
+                        || (PyUnicode_CheckExact(h->b) && PyUnicode_CheckExact(g->b)
+                            && PyUnicode_Compare(h->b, g->b) == 0))) {
+                g->pinned = h->c;
+                break;
+            }
+        }
+    }
+}
+
 /* 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
 static int
 guard_holds(const kiln_guard *g, PyObject *const *args)
@@ -197,6 +244,10 @@ guard_holds(const kiln_guard *g, PyObject *const *args)
         return value_holds(g, args[g->param]);
     if (g->root == 0) {
         value = args[g->param];
+        Py_INCREF(value);
+    }
+    else if (g->pinned != NULL) {   /* G['np'] is numpy held, so G['np'].sin reads numpy */
+        value = g->pinned;
         Py_INCREF(value);
     }
     else if (g->root == 1) {
@@ -214,7 +265,7 @@ guard_holds(const kiln_guard *g, PyObject *const *args)
         Py_INCREF(value);
     }
     for (Py_ssize_t i = 0; i < nattrs; i++) {
-        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(g->attrs, i));
+        PyObject *next = guard_attr(value, PyTuple_GET_ITEM(g->attrs, i));
         Py_DECREF(value);
         if (next == NULL)
             return -1;
@@ -472,6 +523,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             Py_DECREF(self);
             return NULL;
         }
+    pin_roots(self->decoded, self->nguards);
     if (kiln_ssize_items(graph_inputs, self->inputs) < 0 || kiln_ssize_items(picks, self->pick) < 0) {
         Py_DECREF(self);
         return NULL;

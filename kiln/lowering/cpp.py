@@ -40,6 +40,24 @@ from .cpp_stages import ROW_WRITE_CHUNK, render_stages
 # without releasing the GIL (runtime/launch.c's keep_gil): it takes less time than the
 # release and the take-back would.
 KEEP_GIL_WORK = 1 << 12
+# So does a kernel of at most KEEP_GIL_ELEMENTS elements whose work is at most
+# KEEP_GIL_SMALL_WORK (~1 us at cpp_ops' ~0.02 ns a statement, ~60 elements of glibc's
+# scalar sin): NumPy's own loops release the GIL only above 500 elements
+# (NPY_BEGIN_THREADS_THRESHOLDED), so np.sin of 8 elements holds it while it runs, and a
+# kiln kernel doing that work holds it no longer. (np.sin(x) * 2.0 + 1.0 on float64[8]:
+# sin's 1000 statements an element made it 8000, and the release and take-back cost
+# ~60 ns of a ~600 ns call.)
+KEEP_GIL_ELEMENTS = 500
+KEEP_GIL_SMALL_WORK = 1 << 16
+
+
+def keeps_gil(work: str, cost: int) -> bool:
+    """Whether a kernel of ``work`` elements (a C expression: a digit string when known at
+    build time) of ``cost`` statements each runs holding the GIL (KEEP_GIL_WORK)."""
+    if not work.isdigit():
+        return False
+    total = int(work) * cost
+    return total <= KEEP_GIL_WORK or (int(work) <= KEEP_GIL_ELEMENTS and total <= KEEP_GIL_SMALL_WORK)
 
 # A kernel's parameter C types -> kiln/runtime/launch.c's argument codes (the letters of
 # Python's struct module; 'p' an array's data pointer)
@@ -206,7 +224,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         if "?" not in arg_codes:
             told_source += packed_entry(kernel.name + "_told_run", slots)
             told_cdef += f"\nvoid {kernel.name}_told_run_packed(void*);"
-    keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
+    keep_gil = keeps_gil(plan.work, plan.cost)
     # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
     if nan_quiet(kernel) and not told.lines:   # NaNs it reads raise nothing: its flags are its ops' own
         reads, opaque = (), False

@@ -84,6 +84,16 @@ fp_take(void)
 static int
 int_slot(PyObject *v, char code, kiln_slot *slot)
 {
+    int overflow = 0;
+    long long x;
+    if (PyLong_CheckExact(v) && code != 'Q') {   /* the commonest (_NT, a size): no index call */
+        x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        goto in_range;
+    }
     if (PyFloat_Check(v) || !PyIndex_Check(v))
         return 0;
     PyObject *n = PyNumber_Index(v);
@@ -91,8 +101,7 @@ int_slot(PyObject *v, char code, kiln_slot *slot)
         PyErr_Clear();
         return 0;
     }
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
+    x = PyLong_AsLongLongAndOverflow(n, &overflow);
     if (code == 'Q' && overflow > 0) {
         unsigned long long u = PyLong_AsUnsignedLongLong(n);
         Py_DECREF(n);
@@ -108,6 +117,7 @@ int_slot(PyObject *v, char code, kiln_slot *slot)
         PyErr_Clear();
         return 0;
     }
+in_range:;
     long long lo, hi;
     switch (code) {
     case 'b': lo = INT8_MIN; hi = INT8_MAX; break;

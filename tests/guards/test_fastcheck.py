@@ -463,3 +463,43 @@ def test_a_graph_that_may_raise_is_called_from_c_and_its_error_keeps_the_note():
         cf(a, 7)
     assert str(caught.value) == str(want.value) and len(cf.cache_entries) == 1
     assert any("return a[i] * 2 + a" in n and f"{__file__}:" in n for n in caught.value.__notes__)
+
+
+def test_a_module_attribute_guard_reads_the_module_and_misses_when_it_changes():
+    # G['m'].scale is sin: read from the module's dict in C (not through its getattr); a
+    # name the dict lacks is the module's __getattr__'s, and either changing misses
+    import types
+    mod = types.ModuleType("kiln_guarded_module")
+    mod.scale = np.sin
+
+    def lazy(name):
+        if name == "lazy":
+            return np.cos
+        raise AttributeError(name)
+    mod.__getattr__ = lazy
+    ns = {"np": np, "m": mod}
+    exec("def f(x):\n    return m.scale(x) + m.lazy(x)\n", ns)
+    f = ns["f"]
+    cf = kiln.compile(f)
+    x = np.linspace(0, 1, 8)
+    np.testing.assert_allclose(cf(x), f(x))
+    entry = cf.cache_entries[0]
+    assert type(entry.fast).__name__ == "SimpleEntry"
+    assert any("G['m'].scale is" in g for g in kiln.explain(f)(x).guards)
+    np.testing.assert_allclose(entry.fast(x), np.sin(x) + np.cos(x))
+    mod.scale = np.tanh
+    assert entry.fast(x) is kiln.api.MISS
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.cos(x))
+    mod.lazy = np.exp                     # now in the dict: found before __getattr__
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.exp(x))
+    del mod.lazy
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.cos(x))
+    # G['m'] is mod pins the root G['m'].scale starts from (no second lookup): another
+    # module under that name misses on the first guard, whatever its attributes
+    other = types.ModuleType("kiln_other_module")
+    other.scale, other.lazy = np.tanh, np.exp
+    ns["m"] = other
+    assert all(e.fast(x) is kiln.api.MISS for e in cf.cache_entries if e.fast is not None)
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.exp(x))
+    ns["m"] = mod
+    np.testing.assert_allclose(cf(x), np.tanh(x) + np.cos(x))

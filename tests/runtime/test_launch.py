@@ -71,6 +71,20 @@ def test_tiny_kernels_keep_the_gil_and_large_ones_release_it():
         np.testing.assert_array_equal(fn(x)[0], x * 2 + 1)
 
 
+def test_small_kernels_of_costly_calls_keep_the_gil_as_numpys_loops_do():
+    """np.sin of 8 float64 elements (glibc's scalar sin: 1000 statements an element) runs
+    holding the GIL, as NumPy's own loop does below 500 elements; 600 elements release it."""
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+    for n, keep in ((8, True), (600, False)):
+        g = trace(lambda x: F.add(F.multiply(F.sin(x), 2.0), 1.0), [TensorMeta((n,), np.float64)], ["x"])
+        fn = cpp_backend(g, [np.zeros(n)])
+        kernels = [v for k, v in _wrapper_globals(fn).items() if k.startswith("kiln_fused")]
+        assert [k.keep_gil for k in kernels] == [keep]
+        x = np.linspace(-3.0, 3.0, n)
+        np.testing.assert_allclose(fn(x)[0], np.sin(x) * 2 + 1, rtol=1e-15)
+
+
 def test_the_layout_check_compares_every_input_in_one_call():
     check = launch.layouts(((2, 3), (24, 8)), ((3,), (8,)))
     a, b = np.zeros((2, 3)), np.zeros(3)

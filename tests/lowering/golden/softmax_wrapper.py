@@ -22,7 +22,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, 7), (6, 'exp', 'model.py', 4, 1), (6, 'reduce', 'model.py', 5, 7), (7, 'divide', 'model.py', 5, 7)), (0,), slots=((0, 0, 2), (1, 0, 4), (2, 1, 2), (3, 3, 2), (4, 3, 4)), rerun=_SecondBody('kiln_fused_max_subtract_exp_sum_0', lambda: _SECOND_BODIES['kiln_fused_max_subtract_exp_sum_0'], 'void kiln_fused_max_subtract_exp_sum_0_told_run(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_told_run_packed(void*);', 'ppi')))
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', keep_gil=True, on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, 7), (6, 'exp', 'model.py', 4, 1), (6, 'reduce', 'model.py', 5, 7), (7, 'divide', 'model.py', 5, 7)), (0,), slots=((0, 0, 2), (1, 0, 4), (2, 1, 2), (3, 3, 2), (4, 3, 4)), rerun=_SecondBody('kiln_fused_max_subtract_exp_sum_0', lambda: _SECOND_BODIES['kiln_fused_max_subtract_exp_sum_0'], 'void kiln_fused_max_subtract_exp_sum_0_told_run(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_told_run_packed(void*);', 'ppi')))
 
 
 def call(x):
