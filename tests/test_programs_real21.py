@@ -10,7 +10,23 @@ loop), geometry and vision (Kabsch alignment, a DLT homography, Hu moments, an o
 Bayer dither, Ramer-Douglas-Peucker by recursion, segment intersections), bytes (RC4, a
 base64 encoder), trading (parabolic SAR, Heikin-Ashi with ATR, FIFO cost basis with a
 deque), data (weekly groups of datetime64, a bigram model in dicts, a bank queue by
-heapq, inversions by merge sort) and int32 overflow against Python ints.
+heapq, inversions by merge sort), int32 overflow against Python ints, and objects,
+try/except, generators, structured dtypes, masked arrays and NaN groups. Every program ran
+against NumPy on cpp, cpp-dynamic, eager and aot_eager, on cpp with the cost model on at
+its sizes and scaled x10 and x30 (benchmarks.cost_model_sweep), and was timed against
+NumPy (benchmarks.slowdown_sweep). Fixed: the bank queue's ``busy = defaultdict(float)``
+gained ``1: 0.0`` on its second call (explaining a recompile read ``busy[1]``:
+tests/guards); with the cost model on, the FIFO cost basis raised UnboundLocalError
+'___tmp0' and Ramer-Douglas-Peucker IndexError (a priced-out region from a resume entered
+mid-statement: test_cost_model_resumed); ``[0.0] * tellers`` broke the graph
+(test_list_mutation); Kabsch's ``np.diag([1.0, 1.0, d])`` broke it
+(test_spellings_captured); Kruskal-Wallis's ``ties ** 3 - ties`` sent its graph to the
+NumPy interpreter, 1.3x NumPy (test_extern_operands); Mann-Whitney's ``min(p, 1.0)`` of
+``p = math.erfc(...)`` broke it, 1.6x NumPy (test_python_math). LOESS returns x's dtype:
+kiln's float32 ``w ** 3`` is libmvec's powf, 1 ulp off glibc's scalar powf NumPy calls on
+5% of inputs on an AVX2 machine, and a float64 result amplified it past 1e-12. Left: the
+FIFO cost basis at 60 trades runs 7x NumPy with the cost model on (its loop's breaks
+resume every trip once the graph after the loop compiles).
 """
 from __future__ import annotations
 
@@ -967,5 +983,8 @@ def nan_group_percentiles(x, g, qs):
 
 
 # (every program ran on cpp, cpp-dynamic, eager and aot_eager, with the cost model on and
-# off, when written)
-test_program = program_test(PROGRAMS, ["cpp", "eager", "aot_eager"], share=4)
+# off, when written; the fused ones and those of the fixes keep C++ in the suite's budget)
+_CPP = ("schroeder_reverb", "loess_local_linear", "mann_whitney_u", "kruskal_wallis", "kabsch_rmsd",
+        "hu_moments", "segment_intersections", "rc4_encrypt", "heikin_ashi_atr", "bank_queue_heapq")
+test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
+test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
