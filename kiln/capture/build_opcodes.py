@@ -6,7 +6,8 @@ from __future__ import annotations
 from . import bytecode_facts as bc
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
-from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable, key_value
+from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable
+from .variables.sequence_items import key_value
 
 
 class BuildOpcodes:

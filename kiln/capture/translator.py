@@ -41,11 +41,11 @@ from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVar
 from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable, RealCellVariable,
                              VariableTracker, stores_itself)
 from .variables.builder import wrap
-from .variables.containers import (ContainerMethodVariable, DictVariable, ListVariable, TupleVariable,
-                                   key_value)
+from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
 from .variables.iterators import IteratorVariable
 from .variables.errstate import ErrstateVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
+from .variables.sequence_items import key_value
 from .variables.user_classes import NewObjectVariable
 
 MAX_INLINE_DEPTH = 32

@@ -22,8 +22,9 @@ import types
 from typing import Any, Callable
 
 from ..capture.bytecode_facts import parameter_layout
+from ..capture.sources import GetItemSource, Source
 from ..ir.printer import exec_source
-from .guard import GuardSet
+from .guard import KEYS, GuardSet
 
 
 class _Marker:
@@ -118,16 +119,40 @@ def make_explainer(fn: types.FunctionType, guards: GuardSet) -> Callable:
     namespace = dict(guards.ns.values)
     namespace["_kiln_guards"] = guards.guards
     lines = [f"def _kiln_entry({signature_text(fn.__code__)}):", "    failed = []"]
-    for i, guard in enumerate(guards.guards):
+    keys = {g.source.display(): i for i, g in enumerate(guards.guards) if g.kind == KEYS and g.source is not None}
+    for i in keys.values():   # a dict's keys first: its items are read only where they hold
         lines += ["    try:",
-                  f"        ok = bool({guard.code})",
+                  f"        keys{i} = bool({guards.guards[i].code})",
                   "    except Exception:",
-                  "        ok = False",
-                  "    if not ok:",
-                  "        try:",
-                  f"            seen = {guard.seen or 'None'}",
-                  "        except Exception as e:",
-                  "            seen = e.with_traceback(None)",
-                  f"        failed.append((_kiln_guards[{i}], seen))"]
+                  f"        keys{i} = False"]
+    for i, guard in enumerate(guards.guards):
+        # An item of a dict whose keys differ is not read: a defaultdict's missing key
+        # would be inserted (a bank queue's ``busy[k % tellers]`` gained ``1: 0.0``).
+        held = [f"keys{j}" for j in _keyed_by(guard.source, keys)]
+        pad = "    " if held else ""
+        if held:
+            lines.append(f"    if {' and '.join(held)}:")
+        lines += [pad + line for line in
+                  ["    try:",
+                   f"        ok = bool({guard.code})",
+                   "    except Exception:",
+                   "        ok = False",
+                   "    if not ok:",
+                   "        try:",
+                   f"            seen = {guard.seen or 'None'}",
+                   "        except Exception as e:",
+                   "            seen = e.with_traceback(None)",
+                   f"        failed.append((_kiln_guards[{i}], seen))"]]
     lines.append("    return failed")
     return _finish("\n".join(lines) + "\n", fn, namespace, "guard-explainer")
+
+
+def _keyed_by(source: Source | None, keys: dict[str, int]) -> list[int]:
+    """The KEYS guards (their indices in ``keys``: source text -> index) of the dicts that
+    ``source`` reads an item of, on its way from the frame."""
+    held = []
+    while source is not None:
+        if isinstance(source, GetItemSource) and source.base.display() in keys:
+            held.append(keys[source.base.display()])
+        source = getattr(source, "base", None)
+    return held

@@ -23,6 +23,7 @@ import numpy as np
 from . import factorizations, layout
 from .linalg import LETTERS, mT, symmetric_cotangent
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
+from .numeric import array_like
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite
 
@@ -91,6 +92,7 @@ spell_composite(method_key("trace"), ("diagonal", "sum"), _trace_normalize, "nda
 
 
 def _diag(v, k):
+    v = array_like(v)   # a list of run-time values (Kabsch's ``np.diag([1.0, 1.0, d])``): its stack
     nd = ndim_of(v)
     if nd == 2:
         return N.diagonal(v, k)

@@ -445,7 +445,9 @@ def pointwise_meta_for(ufunc: np.ufunc):
     def rule(*inputs: Any, **params: Any) -> TensorMeta:
         shapes = [shape_of(v) for v in inputs]
         try:
-            shape = np.broadcast_shapes(*shapes)
+            # (symbolic sizes too: a ufunc lowered as NumPy's call on np.unique's counts,
+            # ``counts ** 3 - counts``, keeps their size, not a new one read after it)
+            shape = broadcast_shapes(*shapes)
         except ValueError:
             # Let NumPy raise its own message ("operands could not be broadcast together ...").
             ufunc(*to_fake(tuple(v if isinstance(v, TensorMeta) else v for v in inputs)))

@@ -9,7 +9,7 @@ import pytest
 
 import kiln
 
-from .conftest import assert_same, run_probe, same_as_numpy
+from .conftest import CountingBackend, assert_same, run_probe, same_as_numpy
 
 X = np.arange(3.0)
 
@@ -343,3 +343,26 @@ def test_an_iterator_over_a_dict_rebuilt_at_a_break_walks_the_real_dict(fn):
             except RuntimeError as e:
                 outcome.append((str(e), d))
         assert_same(outcome[1], outcome[0])
+
+
+def per_teller_totals(x, tellers):
+    busy = [0.0] * tellers          # the length is the run-time int's value
+    marks = (None,) * tellers
+    for k in range(len(x)):
+        busy[k % tellers] += x[k]
+    seen = [x[0]]
+    seen *= tellers
+    return busy, marks, len(seen)
+
+
+def test_a_sequence_repeated_by_a_run_time_int_specializes_the_int():
+    # ``[0.0] * tellers`` broke the graph (operator * on a list and a run-time int: real21's
+    # bank queue); the int decides the list's length, so it is guarded like a shape: one
+    # graph per count, none for another float value elsewhere
+    backend = CountingBackend()
+    compiled = kiln.compile(per_teller_totals, backend=backend)
+    x = np.arange(6.0)
+    for tellers in (2, 3, 2):
+        assert_same(compiled(x, tellers), per_teller_totals(x, tellers))
+    no_breaks(compiled)
+    assert len(backend.graphs) == 2

@@ -483,3 +483,18 @@ def test_explaining_a_recompile_warns_nothing_numpy_would_not():
     assert [str(w.message) for w in caught] == []
     np.testing.assert_allclose(roots, brentq(np.array([3.0, 103.0]), np.array([0.5, 1.0]),
                                              np.array([99.5]))[0])
+
+
+def test_explaining_a_recompile_reads_no_item_of_a_defaultdict_with_other_keys():
+    # The explainer tried ``type(busy[1])`` on a defaultdict whose keys guard had failed:
+    # its ``__missing__`` inserted ``1: 0.0`` into the user's dict (real21's bank queue)
+    from collections import defaultdict
+
+    def totals(d, x):
+        return d[0] * x + d[1] if 1 in d else d[0] * x
+
+    compiled = kiln.compile(totals, backend="eager")
+    compiled(defaultdict(float, {0: 2.0, 1: 3.0}), np.arange(3.0))
+    d = defaultdict(float, {0: 2.0})
+    np.testing.assert_array_equal(compiled(d, np.arange(3.0)), np.arange(3.0) * 2.0)
+    assert dict(d) == {0: 2.0}

@@ -118,6 +118,8 @@ CASES = {
  "trace_m": (lambda a: a.trace(1), (x,)),
  "diag1": (lambda a: np.diag(a[0], 1), (x,)),
  "diag2": (lambda a: np.diag(a), (x,)),
+ # a list holding run-time values (Kabsch's np.diag([1.0, 1.0, d]), real21): its stack
+ "diag_list": (lambda a: np.diag([1.0, a[0, 0], np.sign(a[1, 1])], -1), (x,)),
  "kron": (lambda a, b: np.kron(a, b), (sq, x)),
  "cross": (lambda a, b: np.cross(a, b), (v3, v3[::-1])),
  # 2-element vectors: deprecated in NumPy 2.0, an error from 2.5 (kiln raises as NumPy does)

@@ -277,6 +277,9 @@ class BuiltinVariable(ConstantVariable):
         if not kwargs and len(args) > 1 and all(_float64_scalar(a) or _python_float(a) for a in args) \
                 and any(_float64_scalar(a) for a in args):
             return self._select_typed(tx, args)
+        if not kwargs and len(args) > 1 and all(_python_float(a) or _graph_float(a) for a in args) \
+                and any(_graph_float(a) for a in args):
+            return self._select_python_floats(tx, args)
         if any(isinstance(a, ArrayVariable) for a in args):
             tx.unsupported("data_dependent", f"builtin {self.fn.__name__}() compares array values",
                            f"use np.{'maximum' if self.fn is max else 'minimum'} or np.{self.fn.__name__}")
@@ -317,6 +320,22 @@ class BuiltinVariable(ConstantVariable):
         return TypedByFlagVariable(tx, best.getitem(tx, ConstantVariable(())), typed, float,
                                    f"the result of builtin {self.fn.__name__}() of NumPy and Python "
                                    f"floats (a Python float or an np.float64: the data decides)")
+
+    def _select_python_floats(self, tx, args: list) -> VariableTracker:
+        """``min(p, 1.0)`` of a Python float the graph computes (``p = math.erfc(z)`` of
+        data: a PyValueVariable) and other Python floats: every item is a float, so the
+        winner's type is known; its value is the select of :meth:`_select_scalars`, read
+        from the graph as a Python float (a break there ran the rest of a Mann-Whitney
+        test as Python: 1.6x NumPy)."""
+        import numpy as np
+        from .arrays import PyValueVariable
+        better = np.less if self.fn is min else np.greater
+        values = [a.array if isinstance(a, PyValueVariable) else a for a in args]
+        best = values[0]
+        for a in values[1:]:
+            best = tx.call_op(np.where, [tx.call_op(better, [a, best], {}, self.fn.__name__),
+                                         a, best], {}, self.fn.__name__)
+        return PyValueVariable(best, float)
 
     def call_min(self, tx, *args, **kwargs) -> VariableTracker:
         return self._min_max(tx, args, kwargs)
@@ -444,6 +463,12 @@ def _python_float(var: VariableTracker) -> bool:
     from .arrays import SymScalarVariable
     return var.is_constant() and type(var.value) is float or \
         isinstance(var, SymScalarVariable) and type(var.example) is float
+
+
+def _graph_float(var: VariableTracker) -> bool:
+    """A Python float the graph computes (``math.erfc`` of a value read from data)."""
+    from .arrays import PyValueVariable
+    return isinstance(var, PyValueVariable) and var.kind is float
 
 
 def _float64_scalar(var: VariableTracker) -> bool:

@@ -79,7 +79,7 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls in (set, frozenset) and not kwargs and len(args) <= 1:
         # a set of the items' values, as ``{a, b}`` is (BUILD_SET): Python's own set, made
         # in the same order, so it iterates in Python's order (``sorted(set(ks))``)
-        from .containers import key_value
+        from .sequence_items import key_value
         return ConstantVariable(tx.fold(cls, [key_value(tx, v) for v in (args[0].items(tx) if args else [])]))
     if cls is dict:
         from .containers import DictVariable

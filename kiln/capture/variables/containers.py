@@ -14,70 +14,11 @@ from typing import Any
 from ..breaks import HINTS
 from ..sources import GetItemSource, LenSource
 from .base import ConstantVariable, VariableTracker, stores_itself
+from .sequence_items import identities, repeat_count, sequence_equal, key_value
 
 
 def _index(tx, index: VariableTracker) -> Any:
     return index.as_constant(tx)
-
-
-def key_value(tx, var: VariableTracker) -> Any:
-    """``var``'s value where Python compares it by identity first: a dict or set key, an
-    item looked for with ``in`` or compared in a sequence, an ``is`` operand. A NaN key is
-    found only for that NaN object (``d.get(s)`` of ``d = {np.nan: 1}`` finds np.nan, not
-    another NaN): a NaN read from an argument, a global or an attribute is guarded by
-    identity there (elsewhere, as any NaN: arithmetic does not see which one)."""
-    key = var.as_constant(tx)
-    source = getattr(var, "source", None)
-    if type(key) is float and key != key and source is not None:
-        tx.guards.add_id(source, key)
-    return key
-
-
-def _identities(tx, items: list) -> None:
-    """key_value of each of ``items``, compared as Python compares a sequence's items
-    (``x is y or x == y``)."""
-    for item in items:
-        key_value(tx, item)
-
-
-def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
-    """``x.shape == y.shape`` with run-time sizes: item by item, combined with ``&`` (``|``
-    for ``!=``), so dynamic dims stay symbolic (guarded only where the result decides)."""
-    from .arrays import SymScalarVariable
-    if not all(v.is_constant() or isinstance(v, SymScalarVariable) for v in a + b):
-        return NotImplemented   # arrays, objects: Python's own comparison rules apply
-    if len(a) != len(b):
-        return ConstantVariable(op is operator.ne)
-    result: VariableTracker = ConstantVariable(op is operator.eq)
-    combine = operator.and_ if op is operator.eq else operator.or_
-    for x, y in zip(a, b):
-        if x is y:   # Python's items compare ``x is y or x == y``: one value (a NaN too) is equal
-            continue
-        if not _not_nan(tx, x) or not _not_nan(tx, y):
-            return NotImplemented   # ``[s] == [t]`` of NaNs: equal where they are one object
-        item = tx.binary_op(op, x, y)
-        if item.is_constant():
-            if bool(item.value) != (op is operator.eq):
-                return ConstantVariable(bool(item.value))
-            continue
-        result = item if result.is_constant() else tx.binary_op(combine, result, item)
-    if isinstance(result, SymScalarVariable) and type(result.example) is not bool:
-        # (a sequence compares to a Python bool; its items may be NumPy scalars)
-        result = result.apply(tx, tx.output.ns.ref(bool, "builtin"), "bool", bool, [])
-    return result
-
-
-def _not_nan(tx, v: VariableTracker) -> bool:
-    """Is ``v`` no NaN, on this call and (guarded) on later ones? Then whether it is the
-    same object as another item does not change how they compare."""
-    if v.is_constant():
-        return not (isinstance(v.value, (float, complex)) and v.value != v.value)
-    if not isinstance(v.example, (float, complex)):
-        return True
-    if v.example != v.example:
-        return False
-    tx.guards.add_truth(f"({v.code}) == ({v.code})", f"{v.text} is not nan", True, v.leaves)
-    return True
 
 
 class TupleVariable(VariableTracker):
@@ -122,15 +63,16 @@ class TupleVariable(VariableTracker):
                 and type(other) is type(self):
             items = other.item_list + self.item_list if reverse else self.item_list + other.item_list
             return type(self)(items)
-        if op is operator.mul and other.is_constant() and isinstance(other.value, int):
-            return type(self)(self.item_list * other.value)
+        n = repeat_count(tx, op, other)
+        if n is not None:
+            return type(self)(self.item_list * n)
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
-            _identities(tx, self.item_list + getattr(other, "item_list", []))
+            identities(tx, self.item_list + getattr(other, "item_list", []))
             return ConstantVariable(tx.fold(op, self.value, other.value))
         if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
                 and isinstance(other, ListVariable) == isinstance(self, ListVariable):
             # (a list argument and a list made here; a namedtuple and a tuple compare as tuples)
-            return _sequence_equal(tx, op, self.item_list, other.item_list)
+            return sequence_equal(tx, op, self.item_list, other.item_list)
         other_list = isinstance(other, ListVariable) or other.is_constant() and isinstance(other.value, list)
         other_tuple = isinstance(other, TupleVariable) and not other_list \
             or other.is_constant() and isinstance(other.value, tuple)
@@ -141,21 +83,21 @@ class TupleVariable(VariableTracker):
 
     def contains(self, tx, value: VariableTracker) -> bool:
         if value.is_constant() and self.is_constant():
-            _identities(tx, [value] + self.item_list)
+            identities(tx, [value] + self.item_list)
             return value.value in self.value
         for item in self.item_list:   # Python's order: ``item is value or item == value``
             if item is value:
                 return True
             if not (item.is_constant() and value.is_constant()):
                 break      # (``x in [y, x]`` compares ``y == x`` first: it reads data, or raises)
-            _identities(tx, [item, value])
+            identities(tx, [item, value])
             if tx.fold(operator.contains, [item.value], value.value):
                 return True
         tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if name in ("index", "count") and self.is_constant() and all(a.is_constant() for a in args):
-            _identities(tx, self.item_list + args[:1])
+            identities(tx, self.item_list + args[:1])
             return ConstantVariable(tx.fold(getattr(self.value, name), *[a.value for a in args]))
         return super().call_method(tx, name, args, kwargs)
 
@@ -224,16 +166,16 @@ class ListVariable(TupleVariable):
         if op is operator.iadd and not reverse:
             self.call_method(tx, "extend", [other], {})
             return self
-        if op is operator.imul and not reverse and other.is_constant() \
-                and isinstance(other.value, int):
-            self.record(tx, "call", "__imul__", [other], {})
-            self.item_list[:] = self.item_list * other.value
+        n = repeat_count(tx, operator.mul if op is operator.imul else op, other)
+        if op is operator.imul and not reverse and n is not None:
+            self.record(tx, "call", "__imul__", [ConstantVariable(n)], {})
+            self.item_list[:] = self.item_list * n
             return self
         if op is operator.add and isinstance(other, ListVariable):
             a, b = (other, self) if reverse else (self, other)
             return ListVariable(a.item_list + b.item_list)
-        if op is operator.mul and other.is_constant() and isinstance(other.value, int):
-            return ListVariable(self.item_list * other.value)
+        if op is operator.mul and n is not None:
+            return ListVariable(self.item_list * n)
         return super().binary(tx, op, other, reverse)
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
