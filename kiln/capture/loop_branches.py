@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
+from ..ops.loops import NUMPY_NEVER_RAISE, NUMPY_QUIET, SELECT_SAFE
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, plain_parts
 from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
@@ -73,6 +73,13 @@ def may_raise(fn: str, values: tuple) -> bool:
     # is one, so is the op.
     return not (fn in NUMPY_NEVER_RAISE and all(
         isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values))
+
+
+def may_warn(fn: str, values: tuple) -> bool:
+    """Can ``scalar_fn(fn)`` warn on these operands (NumPy's scalar math: a path not taken
+    must not warn either, so it too is guarded)? Python numbers alone never warn."""
+    return fn not in NUMPY_QUIET and any(
+        isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values)
 
 
 def _one(var: VariableTracker) -> VariableTracker:
