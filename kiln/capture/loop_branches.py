@@ -88,10 +88,17 @@ def _one(var: VariableTracker) -> VariableTracker:
     return ConstantVariable(type(example)(1))
 
 
-def safe_operands(tx, trace, args: list) -> list:
-    """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere."""
+def safe_operands(tx, trace, args: list, warn_only: bool = False) -> list:
+    """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere.
+    ``warn_only``: the operation cannot raise, only warn; a compiled body, which reads its
+    floating-point flags and runs the reference where they say NumPy may have warned
+    (lowering/loop_runner.py), computes it on the operands themselves."""
     pred = trace.active
-    return [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    out = [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    for v in out:   # (of the operand's type: a carried value's, which the first trace may
+        if isinstance(v, ScalarValueVariable):   # widen: not the body's signature)
+            v.node.meta["operand_guard"] = "warns" if warn_only else "raises"
+    return out
 
 
 def safe_index(tx, trace, shape: tuple, entries: list) -> list:
