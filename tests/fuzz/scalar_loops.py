@@ -45,7 +45,7 @@ import kiln
 
 from . import runner
 from .lang import _too_big, compare_call
-from .runner import TIME_LIMIT
+from .runner import TIME_LIMIT, Mismatch, ProgramTimeout
 
 DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
           "float32", "float64", "bool", "complex128"]
@@ -342,7 +342,10 @@ def _check_backend(prog: LoopProgram, backend: str) -> None:
 
 def check_seed(seed: int, backends=("eager", "cpp")) -> LoopProgram:
     prog = LoopGen(seed).program()
-    check(prog, backends)
+    try:
+        check(prog, backends)
+    except ProgramTimeout as err:   # (a finding: the long run reports it and goes on)
+        raise Mismatch(f"{err}") from None
     return prog
 
 
@@ -382,9 +385,14 @@ def minimize(prog: LoopProgram, backends=("eager", "cpp")) -> LoopProgram:
 def main() -> int:
     """A long run (runner.long_run): KILN_FUZZ_SLOOPS_SEED, KILN_FUZZ_SLOOPS_PROGRAMS,
     KILN_FUZZ_SLOOPS_BACKENDS (default eager,cpp)."""
-    return runner.long_run("sloops", check_seed,
-                           lambda seed, backends: minimize(LoopGen(seed).program(), backends).reproducer(),
-                           "eager,cpp", every=20)
+    def minimized(seed: int, backends: tuple) -> str:
+        prog = LoopGen(seed).program()
+        try:
+            return minimize(prog, backends).reproducer()
+        except ProgramTimeout:     # (a program past the time limit: as drawn)
+            return prog.reproducer()
+
+    return runner.long_run("sloops", check_seed, minimized, "eager,cpp", every=20)
 
 
 if __name__ == "__main__":
