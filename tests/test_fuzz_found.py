@@ -785,6 +785,51 @@ def test_global_stores_before_an_op_that_raises(backend):
     assert seen["kiln"] == seen["numpy"]
 
 
+@found((np.zeros(3, np.int16), np.array([1.0, 2.0, 3.0], np.float32)),
+       (np.zeros(3, np.int16), np.array([1.0, -32767.0, 2.0], np.float32)),
+       (np.zeros(3, np.int8), np.array([1, 300, 2], np.int16)),
+       (np.zeros(2, np.int32), np.array([1.0, np.nan])),
+       (np.zeros(2, np.uint8), np.array([1, -200], np.int64)))
+def a_numpy_scalar_stored_into_a_signed_integer_element_is_range_checked(x, y):
+    # tests/fuzz/scalar_loops.py seed 100 (cpp): ``x[1] = y[1] * 2`` of float32 -32767.0 into
+    # int16 stored -65534 wrapped (2) where NumPy's element store takes the value as int()
+    # does and raises OverflowError ("Python integer -65534 out of bounds for int16"), NaN
+    # ValueError; an unsigned element wraps (ops/scatter.py ``element_value``)
+    x[1] = y[1] * 2
+    return x
+
+
+@found((np.zeros(5, np.int16), np.array([1, 2, 3, 4, 5], np.int64)),
+       (np.zeros(5, np.int16), np.array([1, 2, 70000, 4, 5], np.int64)),
+       (np.zeros(5, np.int64), np.array([1, 2, 2 ** 63, 4, 5], np.uint64)),
+       (np.zeros(5, np.uint8), np.array([1, -2, 3, 300, 5], np.int16)),
+       (np.zeros(5, np.int8), np.array([1, 2, 3, 130, 5], np.uint8)))
+def a_numpy_integer_stored_into_a_narrower_signed_element_in_a_loop(x, y):
+    # tests/fuzz/scalar_loops.py seed 100 (cpp): a loop node's store of an int64 element
+    # 70000 into int16 wrapped to 4465 where NumPy raises OverflowError (uint64 2**63 into
+    # int64: "Python int too large to convert to C long"); into uint8 NumPy wraps
+    # (lowering/loops.py ``op_store_elem``: kiln_int_fits / kiln_uint_fits)
+    for i in range(len(x)):
+        x[i] = y[i] + y.dtype.type(1)
+    return x
+
+
+@found((np.zeros(0, np.int16),), (np.arange(5, dtype=np.int16),), (np.zeros(0, np.int16),))
+def zero_trips_of_a_loop_that_changes_a_carried_values_type(x):
+    # tests/fuzz/scalar_loops.py seed 108 (every backend): over an empty x the loop node
+    # (its body branches, so even zero constant trips make one) returned np.int16(0), the
+    # start value np.int8(0) converted to the type the body gives, where Python's loop
+    # never runs and leaves np.int8(0) (capture/loop_node.py ``_build``)
+    s = np.int8(0)
+    for i in range(len(x)):
+        if x[i] > 2:
+            for j in range(i):
+                if x[j] > 1:
+                    break
+        s = x[i] * 2
+    return s
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(FOUND))
 def test_found_by_fuzzer(name, backend, request):
@@ -1726,3 +1771,68 @@ def test_the_real_part_of_a_real_array_is_the_array_itself():
     got, want = compiled(x), _real_of_a_real_array(x)
     assert repr(got) == repr(want)
     assert [v.strides for v in got[::2]] == [v.strides for v in want[::2]]
+
+
+
+def _complex_carried_from_a_float(x):
+    acc = -1.5
+    n = len(x)
+    for i in range(n - 1, -1, -1):
+        acc = x[n - 1 - i]
+    return acc
+
+
+def _division_that_promotes(x, y):
+    return x[0] / y[0], x[1] ** 0.5, np.int8(-2) ** 0.5
+
+
+def _a_branch_not_taken_would_warn(x, acc):
+    out = np.float32(0)
+    for i in range(len(x)):
+        v = x[i]
+        if v < 0:
+            out += np.float32(1)
+        else:
+            out += v * acc      # -inf * 0 on the path not taken: NumPy never computes it
+    return out
+
+
+def _warnings_of(fn, args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, sorted({str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)})
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_carried_value_that_becomes_complex_starts_as_python(backend, monkeypatch):
+    # tests/fuzz/scalar_loops.py seed 145 (every backend): a float start value the body
+    # rebinds to a complex128 element raised KeyError('np.complex128') (no scalar function
+    # converts to it; with KILN_DEBUG_CHECKS, else the loop unrolled on the error): the
+    # loop unrolls on purpose now (capture/loop_node.py ``_enclosing_value``)
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_checks", True)
+    x = np.array([1 + 2j, 3, 4, 5j])
+    assert repr(kiln.compile(_complex_carried_from_a_float, backend=backend)(x)) == \
+        repr(_complex_carried_from_a_float(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+@pytest.mark.parametrize("fn, args", [
+    (_division_that_promotes, (np.array([0, -2]), np.array([0.0], np.float32))),
+    (_a_branch_not_taken_would_warn, (np.array([-np.inf, 1.0, 2.0, -0.5, 3.0], np.float32), 0)),
+])
+def test_scalar_warnings_as_numpy_names_them(fn, args, backend):
+    # tests/fuzz/scalar_loops.py seeds 204, 256, 299, 320 (cpp): ``np.int64(0) /
+    # np.float32(0)`` warned "invalid value encountered in scalar divide" where NumPy,
+    # whose scalar math promotes neither operand to the other's type, runs the ufunc:
+    # "... in divide"; so does a Python float with a NumPy integer (``np.int8(-2) ** 0.5``:
+    # "... in power") (ops/scalar_math.py ``uses_scalar_math``). Seeds 217, 324 (eager): a
+    # loop body's operation on a path not taken (``v * acc`` of -inf and 0 where ``v < 0``
+    # went the other way) warned "invalid value encountered in scalar multiply": its
+    # operands are 1 off the path now, as those of an operation that may raise
+    # (capture/loop_branches.py ``may_warn``)
+    got = _warnings_of(kiln.compile(fn, backend=backend), args)
+    want = _warnings_of(fn, args)
+    assert repr(got[0]) == repr(want[0])
+    assert got[1] == want[1]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
+from ..ops.loops import NUMPY_NEVER_RAISE, NUMPY_QUIET, SELECT_SAFE
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, plain_parts
 from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
@@ -75,16 +75,30 @@ def may_raise(fn: str, values: tuple) -> bool:
         isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values))
 
 
+def may_warn(fn: str, values: tuple) -> bool:
+    """Can ``scalar_fn(fn)`` warn on these operands (NumPy's scalar math: a path not taken
+    must not warn either, so it too is guarded)? Python numbers alone never warn."""
+    return fn not in NUMPY_QUIET and any(
+        isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values)
+
+
 def _one(var: VariableTracker) -> VariableTracker:
     """A value of ``var``'s type on which no scalar function raises."""
     example = _type_of(var)
     return ConstantVariable(type(example)(1))
 
 
-def safe_operands(tx, trace, args: list) -> list:
-    """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere."""
+def safe_operands(tx, trace, args: list, warn_only: bool = False) -> list:
+    """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere.
+    ``warn_only``: the operation cannot raise, only warn; a compiled body, which reads its
+    floating-point flags and runs the reference where they say NumPy may have warned
+    (lowering/loop_runner.py), computes it on the operands themselves."""
     pred = trace.active
-    return [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    out = [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    for v in out:   # (of the operand's type: a carried value's, which the first trace may
+        if isinstance(v, ScalarValueVariable):   # widen: not the body's signature)
+            v.node.meta["operand_guard"] = "warns" if warn_only else "raises"
+    return out
 
 
 def safe_index(tx, trace, shape: tuple, entries: list) -> list:

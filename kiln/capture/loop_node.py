@@ -266,7 +266,7 @@ def _loaded(before: Any, after: VariableTracker) -> bool:
 def _signature(graph: Graph) -> list:
     return [(n.target.name, n.kwargs.get("fn"), type(n.val).__name__,
              getattr(n.val, "dtype", None)) for n in graph.nodes
-            if n.kind == "call" and not n.meta.get("widened")]
+            if n.kind == "call" and not n.meta.get("widened") and not n.meta.get("operand_guard")]
 
 
 def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str,
@@ -384,6 +384,12 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         raise LoopFallback("a while True loop that neither breaks nor returns")
     if swaps and any(end.get(n) is not snap.locals[swaps[n]] for n in swaps):
         raise LoopFallback("the body swaps arrays on some paths only")
+    if region.cont is None and all(isinstance(b, ConstantVariable) for b in bounds) \
+            and not len(range(*(b.value for b in bounds))) and any(
+                type(types[n]) is not type(_type_of(start[n])) for n in names if n in start):
+        # zero trips leave a carried value as it started, in its own type (np.int8(0)
+        # where the body makes np.int16): nothing to compile
+        raise LoopFallback("zero trips, and the body changes a carried value's type")
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start, swaps)
     if buffered:
         bind_appends(tx, snap)
@@ -393,6 +399,9 @@ def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
     """A carried value's initial value in the enclosing graph, converted to its type."""
     target = type(example)
     fn = f"np.{target.__name__}" if isinstance(example, np.generic) else target.__name__
+    if fn not in SCALAR_FUNCTIONS and type(_type_of(var)) is not target:
+        # (-1.5 carried where the body makes np.complex128: no scalar function converts it)
+        raise LoopFallback(f"a carried value starts {type(_type_of(var)).__name__} and becomes {target.__name__}")
     if isinstance(var, ConstantVariable):
         value = var.value
         if type(value) is not target:

@@ -261,9 +261,10 @@ def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     values = tuple(graph_value(tx, a) for a in args)
     trace = tx.output.loop_trace
     if trace is not None and trace.active is not None:
-        from .loop_branches import may_raise, safe_operands
-        if may_raise(fn, values):
-            args = safe_operands(tx, trace, list(args))
+        from .loop_branches import may_raise, may_warn, safe_operands
+        raises = may_raise(fn, values)
+        if raises or may_warn(fn, values):
+            args = safe_operands(tx, trace, list(args), warn_only=not raises)
             values = tuple(graph_value(tx, a) for a in args)
     if fn in ("min", "max") and len({type(stand_in(_val_of(v))) for v in values}) > 1:
         if trace is not None and len(args) > 1:

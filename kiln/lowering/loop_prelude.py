@@ -193,6 +193,8 @@ template <typename T, typename F> __attribute__((noinline)) static T kiln_pairwi
 template <typename T, typename F> static inline T kiln_pairwise_sum(const F& f, int64_t n) {
   return (T)0 + (n <= 128 ? kiln_pairwise_leaf<T>(f, 0, n) : kiln_pairwise_split<T>(f, 0, n));
 }
+template <typename T> static inline bool kiln_uint_fits(uint64_t v) {
+  return v <= (uint64_t)kiln_limits<T>::max(); }
 template <typename T> static inline bool kiln_int_fits(int64_t v) {
   return (kiln_limits<T>::is_signed || v >= 0) &&
          (__int128)v >= (__int128)kiln_limits<T>::lowest() &&

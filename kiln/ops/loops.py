@@ -68,6 +68,11 @@ SELECT_SAFE = frozenset({"add", "sub", "mul", "and_", "or_", "xor", "lt", "le", 
 NUMPY_NEVER_RAISE = frozenset({"rshift", "lshift", "floordiv", "mod", "truediv", "np.sqrt",
                                "np.floor", "np.ceil", "np.maximum", "np.minimum", "np.fmax",
                                "np.fmin", "np.absolute"})
+# Functions NumPy scalars never warn in (comparisons, tests, bit logic): any other one may
+# ("overflow encountered in scalar multiply", "invalid value encountered in scalar
+# subtract", a cast's), so a path not taken must not run it on its values either.
+NUMPY_QUIET = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "select", "bool", "np.bool", "and_",
+                         "or_", "xor", "invert", "pos", "min", "max"})
 
 # Python operators by the function the translator applies (operator.iadd is add on scalars).
 OPERATOR_NAMES = {getattr(operator, name): name for name in _OPERATORS}

@@ -30,7 +30,7 @@ import numpy as np
 from .creation import _fill_grad, _full_like_meta, fits
 from .from_data import _as_array
 from .indexing import _fmt_shape, is_array_entry, normalize_index
-from .scatter import add_at_broadcast, stores_at
+from .scatter import add_at_broadcast, element_store_may_raise, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
@@ -173,7 +173,24 @@ def _setitem_normalize(x, index, value):
         # OverflowError), and a complex cast as a composite's step tells no warning
         # (lowering/fp_flags.py), where NumPy's says "overflow encountered in cast"
         return Composite(_setitem_sequence, (x, normalize_index(index), value))
-    return Bound(setitem, (x, normalize_index(index), _as_value(value, x)), {})
+    index = normalize_index(index)
+    if getattr(value, "numpy_scalar", False) and _one_element(x, index) \
+            and element_store_may_raise(value.dtype, x.dtype):
+        # np.int64(70000) or NaN into an int16 element: NumPy's element store raises
+        return Composite(_setitem_element, (x, index, value))
+    return Bound(setitem, (x, index, _as_value(value, x)), {})
+
+
+def _one_element(x: Any, index: tuple) -> bool:
+    """Does ``index`` name one element of ``x`` (an int per axis)?"""
+    ndim = len(getattr(x, "shape", ()))
+    return ndim > 0 and len(index) == ndim and all(
+        isinstance(i, int) or getattr(i, "shape", None) == () and np.dtype(getattr(i, "dtype", object)).kind in "iu"
+        for i in index)
+
+
+def _setitem_element(x: Any, index: tuple, value: Any) -> None:
+    F.setitem(x, index, F.element_value(value, dtype=np.dtype(x.dtype)))
 
 
 spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")

@@ -58,7 +58,24 @@ def uses_scalar_math(x: Any, y: Any) -> bool:
     if not ((_is_scalar(x) or type(x) in python) and (_is_scalar(y) or type(y) in python) and
             (_is_scalar(x) or _is_scalar(y))):
         return False
-    return getattr(x if _is_scalar(x) else y, "dtype", None) != np.bool_
+    first, other = (x, y) if _is_scalar(x) else (y, x)
+    mine = np.dtype(first.dtype)
+    if mine == np.bool_:
+        return False
+    if type(other) in python:
+        # A Python number of a higher kind than the scalar's (``np.int8(-2) ** 0.5``, a float
+        # with an integer, a complex with a real) is no scalar math: the ufunc, which names
+        # no "scalar" ("invalid value encountered in power")
+        return _PY_KINDS[type(other)] <= _KIND_ORDER[mine.kind]
+    theirs = np.dtype(other.dtype)
+    # Two NumPy scalars: the math of the one the other casts to safely (``np.int8(1) /
+    # np.float64(0)``: float64's "scalar divide"); neither (int64 and float32, int8 and
+    # uint8): promoted, the ufunc ("invalid value encountered in divide")
+    return np.can_cast(theirs, mine) or np.can_cast(mine, theirs)
+
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_PY_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
 
 
 # the ufunc ops whose integer scalar math NumPy checks (its scalar power and shifts wrap

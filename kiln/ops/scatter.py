@@ -234,6 +234,37 @@ index_put = declare("index_put", Category.GATHER, _index_put_impl,
 index_put.lowering = {"region_write": True}
 
 
+def element_store_may_raise(src: Any, dst: Any) -> bool:
+    """Can NumPy's ``x[i, j] = v`` (one element), ``v`` a NumPy scalar of dtype ``src`` and
+    ``x`` of dtype ``dst``, raise? A signed integer ``x`` takes the value as a Python int,
+    as ``int()`` does: ValueError for NaN, OverflowError for an infinity and for a value
+    out of range ("Python integer 300 out of bounds for int8" for ``np.int16(300)`` or
+    ``np.float32(300.0)``; "Python int too large to convert to C long" for
+    ``np.uint64(2**63)`` into int64). Any other ``x`` casts: an unsigned one wraps
+    (``np.int16(-1)`` is 255 in uint8) and a float one overflows to inf, with NumPy's cast
+    warnings. (A Python int raises for either kind of integer: ``-1`` into uint8.)"""
+    src, dst = np.dtype(src), np.dtype(dst)
+    return dst.kind == "i" and src.kind in "iufc" and not np.can_cast(src, dst)
+
+
+def _element_value_impl(value: Any, *, dtype: Any, store: Any = operator.setitem) -> Any:
+    out = np.zeros((), dtype)
+    store(out, (), value[()] if isinstance(value, np.ndarray) else value)
+    return out
+
+
+# ``x[i] = v`` of a NumPy scalar that NumPy converts with a range check (above): the
+# conversion as NumPy's own element store, an extern call (no backend fuses it), so its
+# ValueError and OverflowError are NumPy's; the store then writes a value of x's dtype.
+element_value = declare("element_value", Category.POINTWISE, _element_value_impl, inputs=("value",),
+                        params={"dtype": None}, may_raise=True,
+                        meta=lambda value, dtype: TensorMeta((), np.dtype(dtype)),
+                        impl_at=stores_at(_element_value_impl, operator.setitem),
+                        python_us=lambda node, per_op_us: 0.2,
+                        doc="NumPy's conversion of a NumPy scalar stored into one element of "
+                            "a signed integer array (int(): its ValueError, OverflowError)")
+
+
 def _index_add_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> Any:
     out = fresh_copy(x)
     add_at_broadcast(out, index, value, store=store)

@@ -43,6 +43,9 @@ NOT_ROWS: dict[str, str] = {
                     "tests/ops/test_reduction_params.py",
     "scalar_int_check": "integer overflow of NumPy scalar math (x.max() - x.min() on int8): "
                         "tests/test_scalar_int_warnings.py",
+    "element_value": "NumPy's element store of a NumPy scalar into a signed integer array "
+                     "(x[i] = v; no NumPy spelling of its own): tests/test_fuzz_found.py "
+                     "a_numpy_scalar_stored_into_a_signed_integer_element_is_range_checked",
     # Derivative helpers with no NumPy spelling: checked against finite differences
     # through the rows of the op they differentiate (put_values, placed).
     "complex_parts": "the value of z after a write through z.real/z.imag (no NumPy "
