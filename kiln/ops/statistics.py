@@ -4,6 +4,8 @@
 written without taking it (``spell_masked``)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .fp_errors import ZERO_BY_ZERO
