@@ -20,6 +20,13 @@ class ControlOpcodes:
         """A conditional jump taken when ``value``'s truth is ``when``: a while loop's test
         or a data-dependent branch in a loop body where capture has one, else decided
         now (by a guard when ``value`` is a run-time value)."""
+        if self.__dict__.get("select_sides") and self.output.loop_trace is None:
+            # a jump inside a side of a select (capture/graph_selects.py): only a nested select
+            from .graph_selects import try_select
+            if isinstance(value, ConstantVariable) or not try_select(self, inst, value, when):
+                if value.truth(self) == when:
+                    self.ip = inst.target
+            return
         chain = self.__dict__.get("while_tests")
         if chain is not None and self.output.loop_trace is None and chain.take(self, inst, value, when):
             return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
@@ -41,9 +48,21 @@ class ControlOpcodes:
             from .loop_heads import try_first_test   # a while loop's first test: no guard
             if try_first_test(self, inst, value, when):
                 return
+            from .graph_selects import try_select   # both sides cheap and pure: a select
+            if try_select(self, inst, value, when):
+                return
             self.runtime_test = inst.index   # a while loop's first test? (loop_heads.note_head)
         if value.truth(self) == when:
             self.ip = inst.target
+
+    def _or_pop_select(self, inst, when: bool) -> bool:
+        """3.11's ``a or b`` / ``a and b`` on a value the graph computes, as a select
+        (capture/graph_selects.py); False: decided by its truth as before."""
+        value = self.stack[-1]
+        if isinstance(value, ConstantVariable) or self.output.loop_trace is not None:
+            return False
+        from .graph_selects import try_select
+        return try_select(self, inst, value, when, keep=True)
 
     # -- iteration -----------------------------------------------------------------------
     def GET_ITER(self, inst):
@@ -129,12 +148,16 @@ class ControlOpcodes:
     POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
 
     def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self._or_pop_select(inst, True):
+            return
         if self.stack[-1].truth(self):
             self.ip = inst.target
         else:
             self.pop()
 
     def JUMP_IF_FALSE_OR_POP(self, inst):
+        if self._or_pop_select(inst, False):
+            return
         if not self.stack[-1].truth(self):
             self.ip = inst.target
         else:

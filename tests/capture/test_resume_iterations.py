@@ -228,6 +228,7 @@ def doses_by_day(x, schedule, per_day):
         s = s + x[step] + d
         if s > 1.0:                      # a data break: the loop goes on in a resume function
             s = s - 1.0
+            x[0] += 0.0                  # (a side that writes: not a select, graph_selects.py)
         x[step] = s
     return x
 

@@ -242,6 +242,9 @@ def _outside_try_bodies(tx, what: str) -> None:
         if inst is not None and inst.in_try:
             tx.unsupported("unsupported_value", f"{what} inside a try body can raise where "
                            f"the except clause would not see it: the statement runs as Python")
+        if t.__dict__.get("select_sides"):   # a side of a select (graph_selects.py) runs
+            tx.unsupported("unsupported_value", f"{what} on a side of a data-dependent "
+                           f"branch would be computed on both sides")
         t = getattr(t, "parent", None)
 
 
