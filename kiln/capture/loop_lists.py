@@ -149,6 +149,9 @@ class StackedListVariable(VariableTracker):
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         """``losses[-1]``: a row, read as the list holds it."""
         at = index.value if isinstance(index, ConstantVariable) else None
+        if self.counted and not self.prefix and self._free() and type(at) is int:
+            from . import appended_uses   # (as many items as the data gave: may raise)
+            return appended_uses.item(tx, self.rows, self.kind is not None, at)
         # (a run-time count is at least 1: the loop ran, capture guards it)
         count = self.rows.meta.shape[0] if self.rows.dims[0] is None else 1
         if not self._free() or self.prefix or self.counted or type(at) is not int \
@@ -156,6 +159,20 @@ class StackedListVariable(VariableTracker):
             return super().getitem(tx, index)
         row = self.rows.getitem(tx, ConstantVariable(at))
         return row if self.kind is None else PyValueVariable(row, self.kind)
+
+    def truth(self, tx) -> bool:
+        if not self.counted or self.prefix:
+            return super().truth(tx)
+        from . import appended_uses   # ``if out:`` speculated (appended_uses.truth)
+        return appended_uses.truth(tx, self.rows)
+
+    def builtin_fold(self, tx, fn: Any) -> VariableTracker | None:
+        """``sum(out)``, ``min(out)``, ``max(out)`` of Python numbers or NumPy scalars (no
+        items before the loop); None: the builtin goes on as for any iterable."""
+        if self.prefix or not self._free():
+            return None
+        from . import appended_uses
+        return appended_uses.fold(tx, self.rows, self.kind is not None, fn)
 
     def describe(self) -> str:
         return "a list a graph loop appended to"
@@ -169,8 +186,8 @@ class StackedListVariable(VariableTracker):
         from .opcall import call_op
         if self.counted and self.rows.meta.dtype != np.float64:
             # (np.array of an empty list is float64 (0,): of how many, only the data knows)
-            tx.unsupported("unsupported_value", f"np.array of a list of {self.rows.meta.dtype} "
-                           f"items a loop appended to under a test: it is float64 when empty")
+            from . import appended_uses
+            return appended_uses.array_of(tx, self.rows)
         if self.kind is not None:
             to = _LIST_DTYPES[self.kind]
             if self.prefix or not np.can_cast(self.rows.meta.dtype, to, "safe"):
@@ -230,14 +247,47 @@ def counted_rows(tx, node: Any, index: int, meta: TensorMeta, name: str) -> Arra
 
 
 def stacking_call(tx, key: Any, args: list, kwargs: dict) -> tuple:
-    """``np.array(ys)`` of a :class:`StackedListVariable`: ``(key, args)`` of the call on its
-    stacked array (NumPy reads a list of same-shaped arrays as that array; ``np.stack`` of
-    it alone is ``np.array`` of it); any other call breaks."""
+    """``np.array(ys)`` of a :class:`StackedListVariable`: ``(key, args, kwargs)`` of the call
+    on its stacked array (NumPy reads a list of same-shaped arrays as that array; ``np.stack``
+    of it alone is ``np.array`` of it); any other call breaks."""
     if any(key is f for f in STACKERS) and len(args) == 1 and not kwargs \
             and not (key is np.stack and args[0].counted):   # (np.stack([]) raises)
-        return (np.array if key is np.stack else key), [args[0].stacked(tx)]
+        return (np.array if key is np.stack else key), [args[0].stacked(tx)], {}
+    typed = _typed_call(tx, key, args, kwargs)
+    if typed is not None:
+        return ("method", "astype"), [args[0].rows, typed], {}
     tx.unsupported("unsupported_value", f"{args[0].describe()} passed to a call other than "
                    f"np.array/np.asarray/np.stack of it alone")
+
+
+def _typed_call(tx, key: Any, args: list, kwargs: dict) -> ConstantVariable | None:
+    """``np.array(idx, dtype=d)``, ``np.asarray(idx, dtype=d)``, ``np.fromiter(idx, d)`` of a
+    list of numbers (or NumPy scalars) with no items before the loop: the items cast to
+    ``d`` (whatever their count: none give ``(0,)`` of ``d``), where the cast is safe (an
+    int NumPy converts from a Python int checks its range; astype would wrap it)."""
+    lst = args[0]
+    if lst.prefix or not lst._free() or lst.rows.meta.shape[1:] != ():
+        return None
+    if key is np.fromiter:
+        extra = dict(zip(("dtype", "count"), args[1:]), **kwargs)
+        if len(args) > 3 or "count" in extra and not (extra["count"].is_constant()
+                                                      and extra["count"].value == -1):
+            return None
+        extra.pop("count", None)
+    elif key is np.array or key is np.asarray:
+        extra = dict(kwargs) if len(args) == 1 else {}
+    else:
+        return None
+    dtype = extra.get("dtype")
+    if set(extra) != {"dtype"} or not dtype.is_constant() or dtype.value is None:
+        return None
+    try:
+        to = np.dtype(dtype.value)
+    except TypeError:
+        return None
+    if not np.can_cast(lst.rows.meta.dtype, to, "safe") or to.kind not in "biufc":
+        return None
+    return ConstantVariable(to)
 
 
 def take_appends(tx, snap: Any) -> list:

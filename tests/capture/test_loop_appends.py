@@ -69,16 +69,21 @@ def test_appends_under_a_test_are_one_loop_node():
     assert "appends to idx" in notes[0] and "39 trips run faster as Python" in notes[1], notes
 
 
-def test_np_array_of_appended_ints_breaks_after_the_loop():
-    # np.array([]) is float64: the array of a list of ints has a dtype only the count
-    # decides, so that call runs as Python on the rebuilt list; the loop stays a node
+def test_np_array_of_appended_ints_speculates_that_there_are_items():
+    # np.array([]) is float64, of ints int64: the graph expects the dtype its line gave
+    # before (at first: items) and a call that gives the other runs as Python; a line
+    # that gave both breaks there (the loop stays a node), as it did before
     x = np.random.default_rng(5).standard_normal(48)
     report = kiln.explain(indices)(x, 0.0)
-    assert report.graph_break_count == 1 and "float64 when empty" in report.break_reasons[0].reason
-    assert "loop node" in _notes(report)
-    compiled = kiln.compile(indices)
-    for t in (0.0, 100.0):
+    assert report.graph_break_count == 0 and "loop node" in _notes(report), str(report)
+    compiled = kiln.compile(indices, backend="eager")
+    for t in (0.0, 1.0, 0.0):
         _same(compiled(x, t), indices(x, t))
+    assert len(compiled.records) == 1
+    for t in (100.0, 100.0, 0.0, 100.0, 1.0):   # none (float64), again, then items: a break
+        _same(compiled(x, t), indices(x, t))
+    assert compiled.records[1].graph_break is None and compiled.records[2].graph_break is not None
+    assert "float64 and int64" in compiled.records[2].graph_break.reason
 
 
 def test_a_body_that_reads_the_list_keeps_it_a_list():
