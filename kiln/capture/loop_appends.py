@@ -21,26 +21,31 @@ NumPy's array of the items has their dtype whatever their count (float64 items);
 ints, bools or other NumPy scalars an empty list makes float64, so there the call breaks
 the graph with the list rebuilt (the loop stays compiled).
 
-Taken only where no one can tell: a range loop with constant bounds of at least
-``MIN_APPEND_TRIPS`` trips (fewer run faster as Python), at the function's top level (not inside another loop body); the list made in the frame before the loop,
+Taken only where no one can tell: a range loop of constant bounds, or ``range(n)`` of a
+run-time ``n`` (an int argument, a dynamic size: ``range(len(x))`` at a second length),
+of at least ``MIN_APPEND_TRIPS`` trips on this call (fewer run faster as Python); a
+run-time count sizes the buffer (``n`` rows, or ``(n, k)`` for k appends a trip: the
+trips' dim stays run-time, loop_node._emit), so one compile serves every count; at the
+function's top level (not inside another loop body); the list made in the frame before the loop,
 empty there, bound to one local and nothing else; the body loads that local only to call
 ``append`` on it, and the code after the loop does not jump back over it; every item
 appended to one list a number of one type. Anything else keeps the loop as before.
 """
 from __future__ import annotations
 
+import operator
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from ..ops import REGISTRY
+from ..ops import REGISTRY, TensorMeta
 from .bytecode_facts import cellvars, load_attr_arg, local_accesses
 from .loop_lists import StackedListVariable, only_stacked_after
 from .loops import LoopFallback, _type_of, apply_scalar
-from .variables.arrays import ArrayVariable, UnbackedSize
+from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
-from .variables.containers import ListVariable
+from .variables.containers import ListVariable, TupleVariable
 
 APPEND = "<append>"        # the carried count of list ``name``: APPEND + name
 _BUFFER = "<append buffer>"  # and the local bound to its buffer while the loop is traced
@@ -90,7 +95,13 @@ def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTrac
     if type(_type_of(item)) is not type(example):
         raise LoopFallback(f"the body appends to '{name}' items of changing types")
     count = tx.locals[APPEND + name]
-    tx.locals[_BUFFER + name].setitem(tx, count, item)
+    buffer = tx.locals[_BUFFER + name]
+    if len(buffer.meta.shape) == 2:   # (k columns: the append count // k, count % k)
+        k = ConstantVariable(buffer.meta.shape[1])
+        buffer.setitem(tx, TupleVariable([apply_scalar(tx, "floordiv", [count, k]),
+                                          apply_scalar(tx, "mod", [count, k])]), item)
+    else:
+        buffer.setitem(tx, count, item)
     tx.locals[APPEND + name] = apply_scalar(tx, "add", [count, ConstantVariable(1)])
     return ConstantVariable(None)
 
@@ -119,11 +130,11 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
     appends.closed = True
     if not appends.found:
         return {}
-    if not all(isinstance(b, ConstantVariable) for b in bounds) or tx.output.device_type is not None:
-        raise LoopFallback("the body appends to a list, and the trip count is a run-time one")
-    trips = len(range(*(b.value for b in bounds)))
-    if trips < MIN_APPEND_TRIPS:
-        raise LoopFallback(f"the body appends to a list, and {trips} trips run faster as Python")
+    if tx.output.device_type is not None:
+        raise LoopFallback("the body appends to a list, and the arrays are on a device")
+    trips, example = _trips(tx, bounds)
+    if example < MIN_APPEND_TRIPS:
+        raise LoopFallback(f"the body appends to a list, and {example} trips run faster as Python")
     held = list(snap.stack) + list(snap.cells.values()) + [
         x for c, saved in snap.containers if isinstance(saved, list) for x in saved]
     extra = {}
@@ -148,14 +159,36 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
             dtype = np.dtype(type(example)) if isinstance(example, (np.number, np.bool_)) else None
         if dtype is None or dtype.itemsize > (16 if dtype.kind == "c" else 8):
             raise LoopFallback(f"the body appends to '{name}' items other than numbers")
-        buffer = tx.call_op(np.zeros, [ConstantVariable(trips * len(types))],
-                            {"dtype": ConstantVariable(dtype)}, "numpy.zeros")
+        # (a run-time count times k: a buffer of k columns, the trips' dim left run-time)
+        size = ConstantVariable(trips * len(types)) if type(trips) is int else trips if len(types) == 1 \
+            else TupleVariable([trips, ConstantVariable(len(types))])
+        buffer = tx.call_op(np.zeros, [size], {"dtype": ConstantVariable(dtype)}, "numpy.zeros")
+        buffer.append_buffer = True   # (its dims stay run-time: loop_node._emit)
         snap.locals[_BUFFER + name] = tx.locals[_BUFFER + name] = buffer
         snap.locals[APPEND + name] = tx.locals[APPEND + name] = ConstantVariable(0)
         extra[APPEND + name] = ConstantVariable(0)
         appends.taken[id(lst)] = (lst, name, example)
     appends.found.clear()
     return extra
+
+
+def _trips(tx, bounds: tuple) -> tuple:
+    """``(trips, example)``: the trip count (an int, or a run-time int ``range(n)``,
+    ``range(len(x))`` of a dynamic size: one compile serves every count) and its value on
+    this call; LoopFallback for other run-time bounds."""
+    if all(isinstance(b, ConstantVariable) for b in bounds):
+        trips = len(range(*(b.value for b in bounds)))
+        return trips, trips
+    start, stop, step = bounds
+    if not (isinstance(start, ConstantVariable) and start.value == 0 and isinstance(step, ConstantVariable)
+            and step.value == 1 and isinstance(stop, SymScalarVariable) and type(stop.example) is int):
+        raise LoopFallback("the body appends to a list, and the trip count is a run-time one "
+                           "other than range(n)")
+    # (a negative n: no trips, and np.zeros of it raises: guarded not negative)
+    if stop.example < 0 or not stop.is_shape() and \
+            tx.binary_op(operator.ge, stop, ConstantVariable(0)).as_constant(tx) is not True:
+        raise LoopFallback("the body appends to a list, and range(n) of a negative n")
+    return stop, stop.example
 
 
 def forget(tx, snap: Any) -> None:
@@ -178,7 +211,7 @@ def bind(tx, snap: Any) -> None:
         buffer: ArrayVariable = tx.locals.pop(_BUFFER + name)
         snap.locals.pop(_BUFFER + name, None)
         snap.locals.pop(APPEND + name, None)
-        meta = buffer.node.val
+        meta = TensorMeta((int(np.prod(buffer.node.val.shape)),), buffer.node.val.dtype)
         node = tx.output.graph.call(REGISTRY["loop_head"], (buffer.node, count.node), {}, val=meta,
                                     source=tx.location())
         key = ("loop_head", node)

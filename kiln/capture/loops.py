@@ -177,8 +177,8 @@ class LoopTrace:
                                f"loop unrolled)")
         if tracker.meta.shape == ():
             raise LoopFallback(f"{tracker.describe()} is 0-d")
-        if any(d is not None for d in tracker.dims):
-            tracker.specialize_dims(tx)   # the loop node's result sizes are static
+        # (the dims of an array the loop writes are specialized when the node is built:
+        # its result sizes are static; one it only reads keeps them run-time)
         outer = self.parent.array(tx, tracker).node if self.parent is not None else tracker.node
         ph = self.graph.placeholder(tracker.source.display() if tracker.source is not None
                                     else tracker.node.name, tracker.meta)

@@ -31,8 +31,10 @@ from .speculation import ResultKindChanged
 # An element loop node's appends: a buffer of a row per append the body could make, and
 # how many it made (a carried count): the first ``count`` rows, a size known once the
 # loop ran.
-loop_head = declare("loop_head", Category.EXTERN, lambda values, count: values[:count].copy(),
-                    inputs=("values", "count"), meta=lambda values, count: values,
+# (A buffer of k columns, a run-time trip count's rows: its items in C order.)
+loop_head = declare("loop_head", Category.EXTERN, lambda values, count: values.reshape(-1)[:count].copy(),
+                    inputs=("values", "count"),
+                    meta=lambda values, count: TensorMeta((int(np.prod(values.shape)),), values.dtype),
                     data_dependent=True, unbacked=lambda values, count: (("loop_head", 0), ("u",)),
                     doc="values[:count]: the items an element loop node appended to a list")
 loop_head.fresh_result = True

@@ -114,3 +114,37 @@ def test_an_append_first_reached_on_a_later_trace_is_not_dropped():
     compiled = kiln.compile(onsets, backend="eager")
     for c in (cft, np.zeros(48), np.full(48, 5.0)):
         _same(compiled(c, 3.0, 1.5), onsets(c, 3.0, 1.5))
+
+
+def test_a_run_time_trip_count_sizes_the_buffer():
+    # a second length (automatic dynamic sizes) or dynamic=True: the buffer has a row per
+    # trip of the run-time count, and the loop reads x at its run-time length: one compile
+    # serves every length (it ran the whole loop as Python, every length, before)
+    rng = np.random.default_rng(8)
+    for dynamic in (None, True):
+        compiled = kiln.compile(picks, backend="eager", dynamic=dynamic)
+        for n in (48, 64, 100, 300, 41, 64):
+            x = rng.standard_normal(n)
+            for t in (0.5, 100.0, -100.0):
+                _same(compiled(x, t), picks(x, t))
+        assert len(compiled.records) == (2 if dynamic is None else 1), len(compiled.records)
+        notes = _notes("\n".join(compiled.records[-1].loops))
+        assert "run-time: range(0, x.shape[0], 1)" in notes and "appends to idx" in notes, notes
+
+
+def upto(x, n, t):
+    out = []
+    for i in range(n):             # a run-time int argument: range(n) of every n
+        if x[i % 8] * i > t:
+            out.append(i)
+    return out, sum(out)
+
+
+def test_range_of_a_run_time_int_appends():
+    x = np.random.default_rng(9).standard_normal(8)
+    compiled = kiln.compile(upto, backend="eager")
+    for n in (48, 60, 200, 48, 0, -3, 1):
+        for t in (0.0, 1e9):
+            _same(compiled(x, n, t), upto(x, n, t))
+    assert any("range(0, n, 1)" in note and "appends to out" in note
+               for r in compiled.records for note in r.loops)
