@@ -449,6 +449,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
             # the node's result sizes are static (an array it only reads keeps run-time
             # dims; a list's buffer a run-time trip count, loop_appends.take)
             s.tracker.specialize_dims(tx)
+            s.placeholder.meta["val"] = s.tracker.meta   # (its static sizes)
     graph.output(tuple(outs) + tuple(swapped.get(id(s.tracker), s.node) for s in written))
     # placeholders in the body's calling order: i, carried scalars, carried arrays, operands
     order = [graph.placeholders[0]] + [phs[n] for n in names] + [s.placeholder for s in written] \
