@@ -29,7 +29,9 @@ trips' dim stays run-time, loop_node._emit), so one compile serves every count; 
 function's top level (not inside another loop body); the list made in the frame before the loop,
 empty there, bound to one local and nothing else; the body loads that local only to call
 ``append`` on it, and the code after the loop does not jump back over it; every item
-appended to one list a number of one type. Anything else keeps the loop as before.
+appended to one list a number of one type, or a tuple of as many numbers of one type
+(``out.append((i, j))``: a row of the buffer, ``StackedListVariable.tuples``). Anything
+else keeps the loop as before.
 """
 from __future__ import annotations
 
@@ -89,21 +91,39 @@ def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTrac
             return None     # a list the body made
         if appends.closed:
             raise LoopFallback("the body appends to a list on a path its first trace did not take")
-        appends.found.setdefault(id(lst), (lst, []))[1].append(_type_of(item))
+        appends.found.setdefault(id(lst), (lst, []))[1].append(_item_type(item))
         return ConstantVariable(None)
     _, name, example = taken
-    if type(_type_of(item)) is not type(example):
+    if _kind(_item_type(item)) != _kind(example):
         raise LoopFallback(f"the body appends to '{name}' items of changing types")
     count = tx.locals[APPEND + name]
     buffer = tx.locals[_BUFFER + name]
-    if len(buffer.meta.shape) == 2:   # (k columns: the append count // k, count % k)
-        k = ConstantVariable(buffer.meta.shape[1])
-        buffer.setitem(tx, TupleVariable([apply_scalar(tx, "floordiv", [count, k]),
-                                          apply_scalar(tx, "mod", [count, k])]), item)
-    else:
-        buffer.setitem(tx, count, item)
+    width = example[0] or 1
+    values = item.item_list if example[0] else [item]
+    for j, v in enumerate(values):   # (a tuple's j-th number at count * width + j)
+        at = count if width == 1 else apply_scalar(tx, "add", [apply_scalar(
+            tx, "mul", [count, ConstantVariable(width)]), ConstantVariable(j)])
+        if len(buffer.meta.shape) == 2:   # (k columns: the append count // k, count % k)
+            k = ConstantVariable(buffer.meta.shape[1])
+            at = TupleVariable([apply_scalar(tx, "floordiv", [at, k]), apply_scalar(tx, "mod", [at, k])])
+        buffer.setitem(tx, at, v)
     tx.locals[APPEND + name] = apply_scalar(tx, "add", [count, ConstantVariable(1)])
     return ConstantVariable(None)
+
+
+def _item_type(item: VariableTracker) -> tuple:
+    """``(width, stand-in)``: ``(None, t)`` for a number, ``(m, t)`` for a tuple of m numbers
+    of one type (``(start, i)``), the stand-in None for anything else."""
+    if type(item) is TupleVariable and item.item_list:
+        kinds = [_type_of(v) for v in item.item_list]
+        if any(k is None or type(k) is not type(kinds[0]) for k in kinds):
+            return len(kinds), None
+        return len(kinds), kinds[0]
+    return None, _type_of(item)
+
+
+def _kind(t: tuple) -> tuple:
+    return t[0], type(t[1])
 
 
 def _only_appended(tx, name: str, lo: int, hi: int) -> bool:
@@ -151,8 +171,9 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
                 tx, SimpleNamespace(index=region.stop, target=region.exit), name, free=True):
             raise LoopFallback(f"the body appends to '{name}' and uses it otherwise, or the loop "
                                f"runs again")
-        example = types[0]
-        if example is None or any(type(t) is not type(example) for t in types):
+        item = types[0]
+        width, example = item[0] or 1, item[1]
+        if example is None or any(_kind(t) != _kind(item) for t in types):
             raise LoopFallback(f"the body appends to '{name}' items of several types or no numbers")
         dtype = _PYTHON.get(type(example))
         if dtype is None:
@@ -160,14 +181,16 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
         if dtype is None or dtype.itemsize > (16 if dtype.kind == "c" else 8):
             raise LoopFallback(f"the body appends to '{name}' items other than numbers")
         # (a run-time count times k: a buffer of k columns, the trips' dim left run-time)
-        size = ConstantVariable(trips * len(types)) if type(trips) is int else trips if len(types) == 1 \
-            else TupleVariable([trips, ConstantVariable(len(types))])
+        # (a tuple of m numbers: m items a row, loop_head's width)
+        per_trip = len(types) * width
+        size = ConstantVariable(trips * per_trip) if type(trips) is int else trips if per_trip == 1 \
+            else TupleVariable([trips, ConstantVariable(per_trip)])
         buffer = tx.call_op(np.zeros, [size], {"dtype": ConstantVariable(dtype)}, "numpy.zeros")
         buffer.append_buffer = True   # (its dims stay run-time: loop_node._emit)
         snap.locals[_BUFFER + name] = tx.locals[_BUFFER + name] = buffer
         snap.locals[APPEND + name] = tx.locals[APPEND + name] = ConstantVariable(0)
         extra[APPEND + name] = ConstantVariable(0)
-        appends.taken[id(lst)] = (lst, name, example)
+        appends.taken[id(lst)] = (lst, name, item)
     appends.found.clear()
     return extra
 
@@ -206,17 +229,18 @@ def forget(tx, snap: Any) -> None:
 
 def bind(tx, snap: Any) -> None:
     """After the loop node: each list is its buffer's first ``count`` items."""
-    for _, name, example in snap.appends.taken.values():
+    for _, name, (width, example) in snap.appends.taken.values():
         count = tx.locals.pop(APPEND + name)
         buffer: ArrayVariable = tx.locals.pop(_BUFFER + name)
         snap.locals.pop(_BUFFER + name, None)
         snap.locals.pop(APPEND + name, None)
-        meta = TensorMeta((int(np.prod(buffer.node.val.shape)),), buffer.node.val.dtype)
-        node = tx.output.graph.call(REGISTRY["loop_head"], (buffer.node, count.node), {}, val=meta,
-                                    source=tx.location())
+        items = int(np.prod(buffer.node.val.shape))
+        meta = TensorMeta((items,) if width is None else (items // width, width), buffer.node.val.dtype)
+        node = tx.output.graph.call(REGISTRY["loop_head"], (buffer.node, count.node), {"width": width},
+                                    val=meta, source=tx.location())
         key = ("loop_head", node)
         size = UnbackedSize(key, meta.shape[0], f"the items appended to '{name}'")
         tx.output.unbacked_sizes[key] = (size, None)
         kind = type(example) if type(example) in _PYTHON else None
-        tx.locals[name] = StackedListVariable([], ArrayVariable(node, (size,)), None, None, kind,
-                                              counted=True)
+        tx.locals[name] = StackedListVariable([], ArrayVariable(node, (size,) + (None,) * (width is not None)),
+                                              None, None, kind, counted=True, tuples=width is not None)

@@ -125,14 +125,18 @@ class StackedListVariable(VariableTracker):
     kiln/capture/loop_appends.py), so it may be 0 whatever the trip count."""
 
     def __init__(self, prefix: list, rows: ArrayVariable, last: ArrayVariable | None,
-                 last_node: Any, kind: type | None = None, counted: bool = False) -> None:
+                 last_node: Any, kind: type | None = None, counted: bool = False,
+                 tuples: bool = False) -> None:
         self.prefix, self.rows, self.last, self.last_node = prefix, rows, last, last_node
         self.kind = kind
         self.counted = counted
+        self.tuples = tuples   # each row a tuple of numbers (``found.append((start, i))``)
 
     def _free(self) -> bool:
-        """Rows no one can tell from Python's items: Python numbers or NumPy scalars."""
-        return self.kind is not None or self.rows.meta.shape[1:] == () and self.last is None
+        """Rows no one can tell from Python's items: Python numbers or NumPy scalars (or
+        tuples of them, which only ``len``, a truth and the rebuilt list take)."""
+        return self.kind is not None or self.rows.meta.shape[1:] == () and self.last is None \
+            or self.tuples
 
     def length(self, tx) -> VariableTracker:
         if not self._free():
@@ -149,7 +153,7 @@ class StackedListVariable(VariableTracker):
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         """``losses[-1]``: a row, read as the list holds it."""
         at = index.value if isinstance(index, ConstantVariable) else None
-        if self.counted and not self.prefix and self._free() and type(at) is int:
+        if self.counted and not self.prefix and self._free() and type(at) is int and not self.tuples:
             from . import appended_uses   # (as many items as the data gave: may raise)
             return appended_uses.item(tx, self.rows, self.kind is not None, at)
         # (a run-time count is at least 1: the loop ran, capture guards it)
@@ -169,7 +173,7 @@ class StackedListVariable(VariableTracker):
     def builtin_fold(self, tx, fn: Any) -> VariableTracker | None:
         """``sum(out)``, ``min(out)``, ``max(out)`` of Python numbers or NumPy scalars (no
         items before the loop); None: the builtin goes on as for any iterable."""
-        if self.prefix or not self._free():
+        if self.prefix or not self._free() or self.tuples:
             return None
         from . import appended_uses
         return appended_uses.fold(tx, self.rows, self.kind is not None, fn)
@@ -184,6 +188,8 @@ class StackedListVariable(VariableTracker):
         """The array ``np.array`` makes of the list (a graph break where ``last`` was
         written after the loop: its row in the buffer is the value before the write)."""
         from .opcall import call_op
+        if self.tuples:   # (np.array([]) is (0,): its shape too is the count's)
+            tx.unsupported("unsupported_value", "np.array of a list of tuples a loop appended to")
         if self.counted and self.rows.meta.dtype != np.float64:
             # (np.array of an empty list is float64 (0,): of how many, only the data knows)
             from . import appended_uses
@@ -210,6 +216,8 @@ class StackedListVariable(VariableTracker):
         """Python code for the list as Python holds it (``output.reconstruct``)."""
         items = [rebuild_value(v) for v in self.prefix]
         rows = rebuild_value(self.rows)
+        if self.tuples:
+            return f"[*map(tuple, {rows}{'.tolist()' if self.kind is not None else ''})]"
         if self.kind is not None:
             return "[" + ", ".join(items + [f"*{rows}.tolist()"]) + "]"
         if self.last is None:
@@ -266,7 +274,7 @@ def _typed_call(tx, key: Any, args: list, kwargs: dict) -> ConstantVariable | No
     ``d`` (whatever their count: none give ``(0,)`` of ``d``), where the cast is safe (an
     int NumPy converts from a Python int checks its range; astype would wrap it)."""
     lst = args[0]
-    if lst.prefix or not lst._free() or lst.rows.meta.shape[1:] != ():
+    if lst.prefix or not lst._free() or lst.rows.meta.shape[1:] != () or lst.tuples:
         return None
     if key is np.fromiter:
         extra = dict(zip(("dtype", "count"), args[1:]), **kwargs)

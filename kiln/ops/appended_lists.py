@@ -31,11 +31,21 @@ from .speculation import ResultKindChanged
 # An element loop node's appends: a buffer of a row per append the body could make, and
 # how many it made (a carried count): the first ``count`` rows, a size known once the
 # loop ran.
-# (A buffer of k columns, a run-time trip count's rows: its items in C order.)
-loop_head = declare("loop_head", Category.EXTERN, lambda values, count: values.reshape(-1)[:count].copy(),
-                    inputs=("values", "count"),
-                    meta=lambda values, count: TensorMeta((int(np.prod(values.shape)),), values.dtype),
-                    data_dependent=True, unbacked=lambda values, count: (("loop_head", 0), ("u",)),
+# (A buffer of k columns, a run-time trip count's rows: its items in C order; tuples of
+# ``width`` numbers: ``count`` rows of them.)
+def _head(values, count, width=None):
+    flat = values.reshape(-1)
+    return flat[:count].copy() if width is None else flat[:count * width].reshape(-1, width).copy()
+
+
+def _head_meta(values, count, width=None):
+    items = int(np.prod(values.shape))
+    return TensorMeta((items,) if width is None else (items // width, width), values.dtype)
+
+
+loop_head = declare("loop_head", Category.EXTERN, _head, inputs=("values", "count"),
+                    params={"width": None}, meta=_head_meta, data_dependent=True,
+                    unbacked=lambda values, count, width=None: (("loop_head", 0), ("u",) + (None,) * (width is not None)),
                     doc="values[:count]: the items an element loop node appended to a list")
 loop_head.fresh_result = True
 

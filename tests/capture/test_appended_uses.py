@@ -78,3 +78,27 @@ def test_compiled_folds_and_items():
     compiled = kiln.compile(last)
     for x, t in _inputs():
         _run(last, compiled, x, t)
+
+
+def pairs(x, t):
+    out, vals = [], []
+    for i in range(len(x)):
+        if x[i] > t:
+            out.append((i, i + 1))
+            vals.append((x[i], x[i] * 2))
+        if x[i] < -t:
+            out.append((i, -i))
+    return out, vals, len(out), len(vals) > 0
+
+
+def test_appended_tuples_are_rows():
+    # a tuple of numbers of one type a trip: a row of the buffer, the list rebuilt as
+    # tuples of Python ints (np.float64 for NumPy scalars); np.array of it breaks (its
+    # shape, (0,) or (n, 2), is the count's)
+    x = np.random.default_rng(10).standard_normal(48)
+    report = kiln.explain(pairs)(x, 0.5)
+    assert report.graph_count == 1 and report.graph_break_count == 0, str(report)
+    compiled = kiln.compile(pairs, backend="eager")
+    for x, t in _inputs() + [(np.random.default_rng(11).standard_normal(64), 0.5)]:
+        _same(compiled(x, t), pairs(x, t))
+    assert len(compiled.records) == 2     # (the second length: a run-time trip count)

@@ -130,6 +130,11 @@ def test_a_run_time_trip_count_sizes_the_buffer():
         assert len(compiled.records) == (2 if dynamic is None else 1), len(compiled.records)
         notes = _notes("\n".join(compiled.records[-1].loops))
         assert "run-time: range(0, x.shape[0], 1)" in notes and "appends to idx" in notes, notes
+        # x's length is a size symbol in the body: its fast variant reads it from the
+        # layout (the example's number would send every other length to the checked one)
+        loop = next(n for n in compiled.records[-1].graph.nodes if "body" in n.kwargs)
+        x_in = next(p for p in loop.kwargs["body"].graph.placeholders if p.name == "x")
+        assert type(x_in.val.shape[0]) is not int, x_in.val
 
 
 def upto(x, n, t):
