@@ -22,7 +22,7 @@ ints, bools or other NumPy scalars an empty list makes float64, so there the cal
 the graph with the list rebuilt (the loop stays compiled).
 
 Taken only where no one can tell: a range loop of constant bounds, or ``range(n)`` of a
-run-time ``n`` (an int argument, a dynamic size: ``range(len(x))`` at a second length),
+dynamic size ``n`` (``range(len(x))`` at a second length; not of an int argument),
 of at least ``MIN_APPEND_TRIPS`` trips on this call (fewer run faster as Python); a
 run-time count sizes the buffer (``n`` rows, or ``(n, k)`` for k appends a trip: the
 trips' dim stays run-time, loop_node._emit), so one compile serves every count; at the
@@ -35,7 +35,6 @@ else keeps the loop as before.
 """
 from __future__ import annotations
 
-import operator
 from types import SimpleNamespace
 from typing import Any
 
@@ -196,9 +195,9 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
 
 
 def _trips(tx, bounds: tuple) -> tuple:
-    """``(trips, example)``: the trip count (an int, or a run-time int ``range(n)``,
-    ``range(len(x))`` of a dynamic size: one compile serves every count) and its value on
-    this call; LoopFallback for other run-time bounds."""
+    """``(trips, example)``: the trip count (an int, or ``range(len(x))`` of a dynamic
+    size: one compile serves every count) and its value on this call; LoopFallback for
+    other run-time bounds."""
     if all(isinstance(b, ConstantVariable) for b in bounds):
         trips = len(range(*(b.value for b in bounds)))
         return trips, trips
@@ -207,10 +206,10 @@ def _trips(tx, bounds: tuple) -> tuple:
             and step.value == 1 and isinstance(stop, SymScalarVariable) and type(stop.example) is int):
         raise LoopFallback("the body appends to a list, and the trip count is a run-time one "
                            "other than range(n)")
-    # (a negative n: no trips, and np.zeros of it raises: guarded not negative)
-    if stop.example < 0 or not stop.is_shape() and \
-            tx.binary_op(operator.ge, stop, ConstantVariable(0)).as_constant(tx) is not True:
-        raise LoopFallback("the body appends to a list, and range(n) of a negative n")
+    # (an int argument n may be negative, where np.zeros(n) raises: a guard on its sign
+    # specialized n itself, a compile per count (a graph loop tried next, too): kept as before)
+    if not stop.is_shape():
+        raise LoopFallback("the body appends to a list, and the trip count is a run-time int")
     return stop, stop.example
 
 
