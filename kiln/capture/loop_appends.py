@@ -21,11 +21,17 @@ NumPy's array of the items has their dtype whatever their count (float64 items);
 ints, bools or other NumPy scalars an empty list makes float64, so there the call breaks
 the graph with the list rebuilt (the loop stays compiled).
 
-Taken only where no one can tell: a range loop with constant bounds, at the function's
-top level (not inside another loop body); the list made in the frame before the loop,
+Taken only where no one can tell: a range loop of constant bounds, or ``range(n)`` of a
+dynamic size ``n`` (``range(len(x))`` at a second length; not of an int argument;
+whether a short loop runs faster as Python is the cost model's: kiln/ops/loop_cost.py); a
+run-time count sizes the buffer (``n`` rows, or ``(n, k)`` for k appends a trip: the
+trips' dim stays run-time, loop_node._emit), so one compile serves every count; at the
+function's top level (not inside another loop body); the list made in the frame before the loop,
 empty there, bound to one local and nothing else; the body loads that local only to call
 ``append`` on it, and the code after the loop does not jump back over it; every item
-appended to one list a number of one type. Anything else keeps the loop as before.
+appended to one list a number of one type, or a tuple of as many numbers of one type
+(``out.append((i, j))``: a row of the buffer, ``StackedListVariable.tuples``). Anything
+else keeps the loop as before.
 """
 from __future__ import annotations
 
@@ -34,13 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import REGISTRY
+from ..ops import REGISTRY, TensorMeta
 from .bytecode_facts import cellvars, load_attr_arg, local_accesses
 from .loop_lists import StackedListVariable, only_stacked_after
 from .loops import LoopFallback, _type_of, apply_scalar
-from .variables.arrays import ArrayVariable, UnbackedSize
+from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
-from .variables.containers import ListVariable
+from .variables.containers import ListVariable, TupleVariable
 
 APPEND = "<append>"        # the carried count of list ``name``: APPEND + name
 _BUFFER = "<append buffer>"  # and the local bound to its buffer while the loop is traced
@@ -77,20 +83,44 @@ def append_in_body(tx, lst: ListVariable, item: VariableTracker) -> VariableTrac
             return None     # a list the body made
         if appends.closed:
             raise LoopFallback("the body appends to a list on a path its first trace did not take")
-        appends.found.setdefault(id(lst), (lst, []))[1].append(_type_of(item))
+        appends.found.setdefault(id(lst), (lst, []))[1].append(_item_type(item))
         return ConstantVariable(None)
     _, name, example = taken
-    if type(_type_of(item)) is not type(example):
+    if _kind(_item_type(item)) != _kind(example):
         raise LoopFallback(f"the body appends to '{name}' items of changing types")
     count = tx.locals[APPEND + name]
     nodes = tx.output.graph.nodes
     before = len(nodes)
-    tx.locals[_BUFFER + name].setitem(tx, count, item)
+    buffer = tx.locals[_BUFFER + name]
+    width = example[0] or 1
+    values = item.item_list if example[0] else [item]
+    for j, v in enumerate(values):   # (a tuple's j-th number at count * width + j)
+        at = count if width == 1 else apply_scalar(tx, "add", [apply_scalar(
+            tx, "mul", [count, ConstantVariable(width)]), ConstantVariable(j)])
+        if len(buffer.meta.shape) == 2:   # (k columns: the append count // k, count % k)
+            k = ConstantVariable(buffer.meta.shape[1])
+            at = TupleVariable([apply_scalar(tx, "floordiv", [at, k]), apply_scalar(tx, "mod", [at, k])])
+        buffer.setitem(tx, at, v)
     tx.locals[APPEND + name] = apply_scalar(tx, "add", [count, ConstantVariable(1)])
     for node in nodes[before:]:   # priced as Python's append (kiln/ops/loop_cost.py)
         if node.kind == "call" and node.op.name in ("store_elem", "store_elem_if", "scalar_fn"):
             node.meta["append"] = True
     return ConstantVariable(None)
+
+
+def _item_type(item: VariableTracker) -> tuple:
+    """``(width, stand-in)``: ``(None, t)`` for a number, ``(m, t)`` for a tuple of m numbers
+    of one type (``(start, i)``), the stand-in None for anything else."""
+    if type(item) is TupleVariable and item.item_list:
+        kinds = [_type_of(v) for v in item.item_list]
+        if any(k is None or type(k) is not type(kinds[0]) for k in kinds):
+            return len(kinds), None
+        return len(kinds), kinds[0]
+    return None, _type_of(item)
+
+
+def _kind(t: tuple) -> tuple:
+    return t[0], type(t[1])
 
 
 def _only_appended(tx, name: str, lo: int, hi: int) -> bool:
@@ -117,9 +147,9 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
     appends.closed = True
     if not appends.found:
         return {}
-    if not all(isinstance(b, ConstantVariable) for b in bounds) or tx.output.device_type is not None:
-        raise LoopFallback("the body appends to a list, and the trip count is a run-time one")
-    trips = len(range(*(b.value for b in bounds)))
+    if tx.output.device_type is not None:
+        raise LoopFallback("the body appends to a list, and the arrays are on a device")
+    trips, _ = _trips(tx, bounds)
     held = list(snap.stack) + list(snap.cells.values()) + [
         x for c, saved in snap.containers if isinstance(saved, list) for x in saved]
     extra = {}
@@ -136,22 +166,47 @@ def take(tx, region: Any, snap: Any, trace: Any, bounds: tuple) -> dict:
                 tx, SimpleNamespace(index=region.stop, target=region.exit), name, free=True):
             raise LoopFallback(f"the body appends to '{name}' and uses it otherwise, or the loop "
                                f"runs again")
-        example = types[0]
-        if example is None or any(type(t) is not type(example) for t in types):
+        item = types[0]
+        width, example = item[0] or 1, item[1]
+        if example is None or any(_kind(t) != _kind(item) for t in types):
             raise LoopFallback(f"the body appends to '{name}' items of several types or no numbers")
         dtype = _PYTHON.get(type(example))
         if dtype is None:
             dtype = np.dtype(type(example)) if isinstance(example, (np.number, np.bool_)) else None
         if dtype is None or dtype.itemsize > (16 if dtype.kind == "c" else 8):
             raise LoopFallback(f"the body appends to '{name}' items other than numbers")
-        buffer = tx.call_op(np.zeros, [ConstantVariable(trips * len(types))],
-                            {"dtype": ConstantVariable(dtype)}, "numpy.zeros")
+        # (a run-time count times k: a buffer of k columns, the trips' dim left run-time)
+        # (a tuple of m numbers: m items a row, loop_head's width)
+        per_trip = len(types) * width
+        size = ConstantVariable(trips * per_trip) if type(trips) is int else trips if per_trip == 1 \
+            else TupleVariable([trips, ConstantVariable(per_trip)])
+        buffer = tx.call_op(np.zeros, [size], {"dtype": ConstantVariable(dtype)}, "numpy.zeros")
+        buffer.append_buffer = True   # (its dims stay run-time: loop_node._emit)
         snap.locals[_BUFFER + name] = tx.locals[_BUFFER + name] = buffer
         snap.locals[APPEND + name] = tx.locals[APPEND + name] = ConstantVariable(0)
         extra[APPEND + name] = ConstantVariable(0)
-        appends.taken[id(lst)] = (lst, name, example)
+        appends.taken[id(lst)] = (lst, name, item)
     appends.found.clear()
     return extra
+
+
+def _trips(tx, bounds: tuple) -> tuple:
+    """``(trips, example)``: the trip count (an int, or ``range(len(x))`` of a dynamic
+    size: one compile serves every count) and its value on this call; LoopFallback for
+    other run-time bounds."""
+    if all(isinstance(b, ConstantVariable) for b in bounds):
+        trips = len(range(*(b.value for b in bounds)))
+        return trips, trips
+    start, stop, step = bounds
+    if not (isinstance(start, ConstantVariable) and start.value == 0 and isinstance(step, ConstantVariable)
+            and step.value == 1 and isinstance(stop, SymScalarVariable) and type(stop.example) is int):
+        raise LoopFallback("the body appends to a list, and the trip count is a run-time one "
+                           "other than range(n)")
+    # (an int argument n may be negative, where np.zeros(n) raises: a guard on its sign
+    # specialized n itself, a compile per count (a graph loop tried next, too): kept as before)
+    if not stop.is_shape():
+        raise LoopFallback("the body appends to a list, and the trip count is a run-time int")
+    return stop, stop.example
 
 
 def forget(tx, snap: Any) -> None:
@@ -169,17 +224,18 @@ def forget(tx, snap: Any) -> None:
 
 def bind(tx, snap: Any) -> None:
     """After the loop node: each list is its buffer's first ``count`` items."""
-    for _, name, example in snap.appends.taken.values():
+    for _, name, (width, example) in snap.appends.taken.values():
         count = tx.locals.pop(APPEND + name)
         buffer: ArrayVariable = tx.locals.pop(_BUFFER + name)
         snap.locals.pop(_BUFFER + name, None)
         snap.locals.pop(APPEND + name, None)
-        meta = buffer.node.val
-        node = tx.output.graph.call(REGISTRY["loop_head"], (buffer.node, count.node), {}, val=meta,
-                                    source=tx.location())
+        items = int(np.prod(buffer.node.val.shape))
+        meta = TensorMeta((items,) if width is None else (items // width, width), buffer.node.val.dtype)
+        node = tx.output.graph.call(REGISTRY["loop_head"], (buffer.node, count.node), {"width": width},
+                                    val=meta, source=tx.location())
         key = ("loop_head", node)
         size = UnbackedSize(key, meta.shape[0], f"the items appended to '{name}'")
         tx.output.unbacked_sizes[key] = (size, None)
         kind = type(example) if type(example) in _PYTHON else None
-        tx.locals[name] = StackedListVariable([], ArrayVariable(node, (size,)), None, None, kind,
-                                              counted=True)
+        tx.locals[name] = StackedListVariable([], ArrayVariable(node, (size,) + (None,) * (width is not None)),
+                                              None, None, kind, counted=True, tuples=width is not None)

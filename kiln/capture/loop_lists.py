@@ -125,14 +125,18 @@ class StackedListVariable(VariableTracker):
     kiln/capture/loop_appends.py), so it may be 0 whatever the trip count."""
 
     def __init__(self, prefix: list, rows: ArrayVariable, last: ArrayVariable | None,
-                 last_node: Any, kind: type | None = None, counted: bool = False) -> None:
+                 last_node: Any, kind: type | None = None, counted: bool = False,
+                 tuples: bool = False) -> None:
         self.prefix, self.rows, self.last, self.last_node = prefix, rows, last, last_node
         self.kind = kind
         self.counted = counted
+        self.tuples = tuples   # each row a tuple of numbers (``found.append((start, i))``)
 
     def _free(self) -> bool:
-        """Rows no one can tell from Python's items: Python numbers or NumPy scalars."""
-        return self.kind is not None or self.rows.meta.shape[1:] == () and self.last is None
+        """Rows no one can tell from Python's items: Python numbers or NumPy scalars (or
+        tuples of them, which only ``len``, a truth and the rebuilt list take)."""
+        return self.kind is not None or self.rows.meta.shape[1:] == () and self.last is None \
+            or self.tuples
 
     def length(self, tx) -> VariableTracker:
         if not self._free():
@@ -149,6 +153,9 @@ class StackedListVariable(VariableTracker):
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         """``losses[-1]``: a row, read as the list holds it."""
         at = index.value if isinstance(index, ConstantVariable) else None
+        if self.counted and not self.prefix and self._free() and type(at) is int and not self.tuples:
+            from . import appended_uses   # (as many items as the data gave: may raise)
+            return appended_uses.item(tx, self.rows, self.kind is not None, at)
         # (a run-time count is at least 1: the loop ran, capture guards it)
         count = self.rows.meta.shape[0] if self.rows.dims[0] is None else 1
         if not self._free() or self.prefix or self.counted or type(at) is not int \
@@ -156,6 +163,20 @@ class StackedListVariable(VariableTracker):
             return super().getitem(tx, index)
         row = self.rows.getitem(tx, ConstantVariable(at))
         return row if self.kind is None else PyValueVariable(row, self.kind)
+
+    def truth(self, tx) -> bool:
+        if not self.counted or self.prefix:
+            return super().truth(tx)
+        from . import appended_uses   # ``if out:`` speculated (appended_uses.truth)
+        return appended_uses.truth(tx, self.rows)
+
+    def builtin_fold(self, tx, fn: Any) -> VariableTracker | None:
+        """``sum(out)``, ``min(out)``, ``max(out)`` of Python numbers or NumPy scalars (no
+        items before the loop); None: the builtin goes on as for any iterable."""
+        if self.prefix or not self._free() or self.tuples:
+            return None
+        from . import appended_uses
+        return appended_uses.fold(tx, self.rows, self.kind is not None, fn)
 
     def describe(self) -> str:
         return "a list a graph loop appended to"
@@ -167,10 +188,12 @@ class StackedListVariable(VariableTracker):
         """The array ``np.array`` makes of the list (a graph break where ``last`` was
         written after the loop: its row in the buffer is the value before the write)."""
         from .opcall import call_op
+        if self.tuples:   # (np.array([]) is (0,): its shape too is the count's)
+            tx.unsupported("unsupported_value", "np.array of a list of tuples a loop appended to")
         if self.counted and self.rows.meta.dtype != np.float64:
             # (np.array of an empty list is float64 (0,): of how many, only the data knows)
-            tx.unsupported("unsupported_value", f"np.array of a list of {self.rows.meta.dtype} "
-                           f"items a loop appended to under a test: it is float64 when empty")
+            from . import appended_uses
+            return appended_uses.array_of(tx, self.rows)
         if self.kind is not None:
             to = _LIST_DTYPES[self.kind]
             if self.prefix or not np.can_cast(self.rows.meta.dtype, to, "safe"):
@@ -193,6 +216,8 @@ class StackedListVariable(VariableTracker):
         """Python code for the list as Python holds it (``output.reconstruct``)."""
         items = [rebuild_value(v) for v in self.prefix]
         rows = rebuild_value(self.rows)
+        if self.tuples:
+            return f"[*map(tuple, {rows}{'.tolist()' if self.kind is not None else ''})]"
         if self.kind is not None:
             return "[" + ", ".join(items + [f"*{rows}.tolist()"]) + "]"
         if self.last is None:
@@ -230,14 +255,47 @@ def counted_rows(tx, node: Any, index: int, meta: TensorMeta, name: str) -> Arra
 
 
 def stacking_call(tx, key: Any, args: list, kwargs: dict) -> tuple:
-    """``np.array(ys)`` of a :class:`StackedListVariable`: ``(key, args)`` of the call on its
-    stacked array (NumPy reads a list of same-shaped arrays as that array; ``np.stack`` of
-    it alone is ``np.array`` of it); any other call breaks."""
+    """``np.array(ys)`` of a :class:`StackedListVariable`: ``(key, args, kwargs)`` of the call
+    on its stacked array (NumPy reads a list of same-shaped arrays as that array; ``np.stack``
+    of it alone is ``np.array`` of it); any other call breaks."""
     if any(key is f for f in STACKERS) and len(args) == 1 and not kwargs \
             and not (key is np.stack and args[0].counted):   # (np.stack([]) raises)
-        return (np.array if key is np.stack else key), [args[0].stacked(tx)]
+        return (np.array if key is np.stack else key), [args[0].stacked(tx)], {}
+    typed = _typed_call(tx, key, args, kwargs)
+    if typed is not None:
+        return ("method", "astype"), [args[0].rows, typed], {}
     tx.unsupported("unsupported_value", f"{args[0].describe()} passed to a call other than "
                    f"np.array/np.asarray/np.stack of it alone")
+
+
+def _typed_call(tx, key: Any, args: list, kwargs: dict) -> ConstantVariable | None:
+    """``np.array(idx, dtype=d)``, ``np.asarray(idx, dtype=d)``, ``np.fromiter(idx, d)`` of a
+    list of numbers (or NumPy scalars) with no items before the loop: the items cast to
+    ``d`` (whatever their count: none give ``(0,)`` of ``d``), where the cast is safe (an
+    int NumPy converts from a Python int checks its range; astype would wrap it)."""
+    lst = args[0]
+    if lst.prefix or not lst._free() or lst.rows.meta.shape[1:] != () or lst.tuples:
+        return None
+    if key is np.fromiter:
+        extra = dict(zip(("dtype", "count"), args[1:]), **kwargs)
+        if len(args) > 3 or "count" in extra and not (extra["count"].is_constant()
+                                                      and extra["count"].value == -1):
+            return None
+        extra.pop("count", None)
+    elif key is np.array or key is np.asarray:
+        extra = dict(kwargs) if len(args) == 1 else {}
+    else:
+        return None
+    dtype = extra.get("dtype")
+    if set(extra) != {"dtype"} or not dtype.is_constant() or dtype.value is None:
+        return None
+    try:
+        to = np.dtype(dtype.value)
+    except TypeError:
+        return None
+    if not np.can_cast(lst.rows.meta.dtype, to, "safe") or to.kind not in "biufc":
+        return None
+    return ConstantVariable(to)
 
 
 def take_appends(tx, snap: Any) -> list:

@@ -454,6 +454,11 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     for s in written:
         if s.tracker.base is not None or s.tracker.has_views:
             raise LoopFallback(f"the loop writes {s.tracker.describe()}, a view or an array with views")
+        if any(d is not None for d in s.tracker.dims) and not getattr(s.tracker, "append_buffer", False):
+            # the node's result sizes are static (an array it only reads keeps run-time
+            # dims; a list's buffer a run-time trip count, loop_appends.take)
+            s.tracker.specialize_dims(tx)
+            s.placeholder.meta["val"] = s.tracker.meta   # (its static sizes)
     graph.output(tuple(outs) + tuple(swapped.get(id(s.tracker), s.node) for s in written))
     # placeholders in the body's calling order: i, carried scalars, carried arrays, operands
     order = [graph.placeholders[0]] + [phs[n] for n in names] + [s.placeholder for s in written] \

@@ -177,11 +177,18 @@ class LoopTrace:
                                f"loop unrolled)")
         if tracker.meta.shape == ():
             raise LoopFallback(f"{tracker.describe()} is 0-d")
-        if any(d is not None for d in tracker.dims):
-            tracker.specialize_dims(tx)   # the loop node's result sizes are static
+        # (the dims of an array the loop writes are specialized when the node is built:
+        # its result sizes are static; one it only reads keeps them run-time)
         outer = self.parent.array(tx, tracker).node if self.parent is not None else tracker.node
+        meta = tracker.meta
+        if any(d is not None for d in tracker.dims):
+            # a run-time dim is a size symbol in the body: its compiled variants read it
+            # from the array's layout (kiln/lowering/loops.py), not the example's number
+            from .unbacked_dims import atom_symbol
+            meta = TensorMeta(tuple(n if d is None else atom_symbol(tx, d)
+                                    for n, d in zip(meta.shape, tracker.dims)), meta.dtype)
         ph = self.graph.placeholder(tracker.source.display() if tracker.source is not None
-                                    else tracker.node.name, tracker.meta)
+                                    else tracker.node.name, meta)
         state = self.arrays[id(tracker)] = ArrayState(tracker, outer, ph)
         return state
 

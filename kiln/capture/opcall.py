@@ -41,7 +41,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         from .loops import call_in_body
         return call_in_body(tx, key, args, kwargs, what)
     if any(isinstance(a, StackedListVariable) for a in args):   # ``np.array(ys)`` after a graph loop
-        key, args = stacking_call(tx, key, args, kwargs)
+        key, args, kwargs = stacking_call(tx, key, args, kwargs)
     spelling = find_spelling(key)
     folded = fold_ufunc(key, spelling.op if spelling is not None else None, args, kwargs)
     if folded is not None:

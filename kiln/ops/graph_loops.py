@@ -553,16 +553,6 @@ loop_count = declare("loop_count", Category.EXTERN, lambda rows: len(rows), inpu
                      meta=lambda rows: 1, doc="len(rows) of a loop's rows, a Python int")
 
 
-# An element loop node's appends (kiln/capture/loop_appends.py): a buffer of a row per
-# append the body could make, and how many it made (a carried count): the first ``count``
-# rows, a size known once the loop ran.
-loop_head = declare("loop_head", Category.EXTERN, lambda values, count: values[:count].copy(),
-                    inputs=("values", "count"), meta=lambda values, count: values,
-                    data_dependent=True, unbacked=lambda values, count: (("loop_head", 0), ("u",)),
-                    doc="values[:count]: the items an element loop node appended to a list")
-loop_head.fresh_result = True
-
-
 # One trip of the compiled loop besides its body's own calls: the Python driver calling
 # the body's compiled graph (its entry, carried arrays handed on). Measured loaded on a
 # 100-step np.tanh(A @ x) over 8 elements: 2.2 us a trip, 0.9 of them the body's matmul

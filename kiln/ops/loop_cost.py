@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph_loops import loop_head
+from .appended_lists import loop_head
 from .loops import LoopBody, loop, loop_item, priced_trips, stand_in
 
 NS = 1e-3   # us

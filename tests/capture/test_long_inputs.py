@@ -119,7 +119,7 @@ def test_a_long_range_loop_is_judged_without_a_tracker_per_step(monkeypatch):
     def f(x):
         out = []
         for i in range(100_000):
-            out.append((float(i) * 0.5,))   # (a tuple: no loop node's buffer, loop_appends)
+            out.append([float(i) * 0.5])   # (a list: no loop node's buffer, loop_appends)
         return np.array(out)[:, 0] + x[0]
     compiled = kiln.compile(f, backend="eager")
     x = np.ones(2)
@@ -134,7 +134,7 @@ def test_a_long_loop_of_python_work_on_constants_runs_as_python():
     def f(x):
         out = []
         for i in range(5000):
-            out.append((i, i * 2))
+            out.append([i, i * 2])   # (a list: no loop node's buffer, loop_appends)
         return x.sum() + len(out)
     compiled = kiln.compile(f, backend="eager")
     x = np.ones(3)

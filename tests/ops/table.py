@@ -82,6 +82,8 @@ NOT_ROWS: dict[str, str] = {
     "loop_count": "len() of such a list: tests/capture/test_graph_loop_lists.py",
     "loop_head": "the numbers an element loop appended to a list under a test: "
                  "tests/capture/test_loop_appends.py",
+    **{name: f"{name}: a use of such a list after the loop: tests/capture/test_appended_uses.py"
+       for name in ("appended_array", "list_fold", "list_item", "list_truth")},
     "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
     "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
     "store_elem": "an element write in a loop body: tests/capture/test_loops.py",

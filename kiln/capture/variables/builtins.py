@@ -260,6 +260,9 @@ class BuiltinVariable(ConstantVariable):
 
     def _min_max(self, tx, args, kwargs) -> VariableTracker:
         from .arrays import ArrayVariable
+        folded = _builtin_fold(tx, self.fn, args if not kwargs else [])
+        if folded is not None:
+            return folded
         if len(args) == 1:
             args = args[0].items(tx)
         key = kwargs.get("key")
@@ -344,6 +347,9 @@ class BuiltinVariable(ConstantVariable):
         return self._min_max(tx, args, kwargs)
 
     def call_sum(self, tx, iterable, start=None) -> VariableTracker:
+        folded = _builtin_fold(tx, self.fn, [iterable] if start is None else [])
+        if folded is not None:
+            return folded
         total = start if start is not None else ConstantVariable(0)
         for item in iterable.items(tx):
             total = tx.binary_op(operator.add, total, item)
@@ -512,3 +518,10 @@ def _python_type(v: VariableTracker) -> Any:
         return v.python_type()
     except Exception:   # noqa: BLE001 - a tracker that does not know its type
         return None
+
+
+def _builtin_fold(tx, fn, args: list) -> VariableTracker | None:
+    """``sum(out)``/``min(out)``/``max(out)`` of one list that computes it as a whole (a list
+    an element loop appended numbers to: ``builtin_fold``), else None."""
+    fold = getattr(args[0], "builtin_fold", None) if len(args) == 1 else None
+    return fold(tx, fn) if fold is not None else None

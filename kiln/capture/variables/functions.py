@@ -181,7 +181,10 @@ class NumpyFunctionVariable(VariableTracker):
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         from ...ops.polyfills import POLYFILLS
-        if self.fn in POLYFILLS:   # np.piecewise: NumPy code calling the user's functions
+        from ..loop_lists import StackedListVariable
+        if self.fn in POLYFILLS and not (args and isinstance(args[0], StackedListVariable)):
+            # np.piecewise: NumPy code calling the user's functions (np.fromiter of a list a
+            # loop appended to is the items cast, loop_lists.stacking_call)
             return UserFunctionVariable(POLYFILLS[self.fn]).call(tx, args, kwargs)
         values = list(args) + list(kwargs.values())
         if self.fn in DTYPE_FUNCTIONS and all(v.is_constant() or _dtype_of_value(v) is not None
