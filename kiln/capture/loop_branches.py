@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
+from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE, numpy_may_warn
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, plain_parts
 from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
@@ -75,6 +75,14 @@ def may_raise(fn: str, values: tuple) -> bool:
         isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values))
 
 
+def may_fail(fn: str, values: tuple) -> bool:
+    """Can ``scalar_fn(fn)`` raise or warn on these operands? A path not taken must do
+    neither: NumPy's scalar math warns (``0.0 / 0.0`` of np.float64, an overflowing
+    product) where Python's raises, and a warning off the path is one Python never gave."""
+    return may_raise(fn, values) or numpy_may_warn(
+        fn, tuple(a.val if hasattr(a, "kind") else a for a in values))
+
+
 def _one(var: VariableTracker) -> VariableTracker:
     """A value of ``var``'s type on which no scalar function raises."""
     example = _type_of(var)
@@ -84,7 +92,13 @@ def _one(var: VariableTracker) -> VariableTracker:
 def safe_operands(tx, trace, args: list) -> list:
     """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere."""
     pred = trace.active
-    return [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    out = [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+    for var in out:
+        # of its operand's type, which may change between the body's traces (a carried
+        # ``s = 0.0`` that the body makes np.float64): not an op of the body's own (see
+        # loop_node._signature), and NumPy typed where its operand is (loop_types)
+        var.node.meta["off_path"] = True
+    return out
 
 
 def safe_index(tx, trace, shape: tuple, entries: list) -> list:

@@ -257,12 +257,12 @@ class LoopIndexVariable(ScalarValueVariable):
 
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a
-    data-dependent branch, one that may raise gets harmless operands off the path)."""
+    data-dependent branch, one that may raise or warn gets harmless operands off the path)."""
     values = tuple(graph_value(tx, a) for a in args)
     trace = tx.output.loop_trace
     if trace is not None and trace.active is not None:
-        from .loop_branches import may_raise, safe_operands
-        if may_raise(fn, values):
+        from .loop_branches import may_fail, safe_operands
+        if may_fail(fn, values):
             args = safe_operands(tx, trace, list(args))
             values = tuple(graph_value(tx, a) for a in args)
     if fn in ("min", "max") and len({type(stand_in(_val_of(v))) for v in values}) > 1:
