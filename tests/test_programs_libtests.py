@@ -400,3 +400,45 @@ def test_every_scalar_function_that_warns_is_known_to():
                     warned = warned or bool(caught)
                 if warned:
                     assert numpy_may_warn(fn, tuple(t(1) for t in types)), (fn, types)
+
+
+def _weighted_mean(x, w):
+    # scikit-fuzzy's centroid ends ``sum_moment_area / np.fmax(sum_area, eps).astype(float)``:
+    # sums a loop carried, a Python float or np.float64 as the data decides, so the call
+    # breaks and its resume function is handed the np.float64 np.fmax gave
+    s = 0.0
+    a = 0.0
+    for i in range(x.shape[0]):
+        if w[i] > 0.0:
+            s += x[i] * w[i]
+            a += w[i]
+    return s / np.fmax(a, np.finfo(float).eps).astype(float)
+
+
+def _scalar_methods(s, k):
+    return s.astype(float) * 2, s.astype(np.complex128), s.item() + 1, k.astype(np.float64), \
+        k.item() // 3, s.conj(), s.astype(np.float32)
+
+
+def test_a_numpy_scalars_astype_and_item_keep_one_entry():
+    # the resume function's np.float64 ``.astype(float)`` specialized its value (guard
+    # ``___stack1 == np.float64(2.38...)``): one entry per call, 13 in scikit-fuzzy's tests
+    # before the recompile limit. astype to a type it casts to safely, item() and conj()
+    # of a run-time NumPy scalar are computed by the entry
+    rng = np.random.default_rng(5)
+    f = kiln.compile(_weighted_mean, backend="eager")
+    for k in range(4):
+        x, w = rng.random(7), rng.random(7) - 0.3
+        got, want = f(x, w), _weighted_mean(x, w)
+        assert got == want and type(got) is type(want)
+        if k == 0:
+            first = len(f.records)
+    assert len(f.records) == first, [r.function for r in f.records]
+    g = kiln.compile(_scalar_methods, backend="eager")
+    for s, k in [(np.float64(2.5), np.int64(7)), (np.float64(-1e300), np.int64(-2 ** 62)),
+                 (np.float64(np.nan), np.int64(0))]:
+        got, want = g(s, k), _scalar_methods(s, k)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        np.testing.assert_array_equal(np.array(got[:6], dtype=complex), np.array(want[:6], dtype=complex))
+    # (float64 to float32 may overflow and warn: that one is still specialized)
+    assert len(g.cache_entries) == 3
