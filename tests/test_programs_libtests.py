@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
 import kiln
 from tests.test_programs import program_registry, program_test
@@ -307,3 +308,137 @@ def test_one_number_object_given_twice_stays_a_run_time_number():
     for y in list(np.linspace(-0.5, 0.5, 3)) + [np.float32(-0.0), 0.25, -0.0, float("nan")]:
         np.testing.assert_array_equal(f([-0.5, y], [0.5, y], 5), line([-0.5, y], [0.5, y], 5))
     assert len(f.cache_entries) == 3   # by the type of y: np.float64, np.float32, float
+
+
+def _centroid(x, mfx):
+    # scikit-fuzzy's defuzzify.centroid: the trapezoid between each pair of points; the
+    # division's branch is taken only where y1 and y2 are both non-zero
+    sum_moment_area = 0.0
+    sum_area = 0.0
+    for i in range(1, len(x)):
+        x1, x2, y1, y2 = x[i - 1], x[i], mfx[i - 1], mfx[i]
+        if not (y1 == y2 == 0.0 or x1 == x2):
+            if y1 == y2:
+                moment = 0.5 * (x1 + x2)
+                area = (x2 - x1) * y1
+            elif y1 == 0.0 and y2 != 0.0:
+                moment = 2.0 / 3.0 * (x2 - x1) + x1
+                area = 0.5 * (x2 - x1) * y2
+            elif y2 == 0.0 and y1 != 0.0:
+                moment = 1.0 / 3.0 * (x2 - x1) + x1
+                area = 0.5 * (x2 - x1) * y1
+            else:
+                moment = (2.0 / 3.0 * (x2 - x1) * (y2 + 0.5 * y1)) / (y1 + y2) + x1
+                area = 0.5 * (x2 - x1) * (y1 + y2)
+            sum_moment_area += moment * area
+            sum_area += area
+    return sum_moment_area / max(sum_area, 1e-300)
+
+
+def _guarded_scalar_math(a, b):
+    # NumPy scalar math that warns where its operands are off the guarded path: a
+    # division by zero, an overflowing product, a square root of a negative number
+    out = np.float64(0.0)
+    for i in range(a.shape[0]):
+        if b[i] != 0.0:
+            out += a[i] / b[i]
+        if abs(a[i]) < 1e100:
+            out += a[i] * a[i] * 1e200 * 1e-300
+        elif a[i] >= 0.0:
+            out += np.sqrt(a[i]) * 1e-100
+    return out
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+@pytest.mark.parametrize("fn, args", [
+    (_centroid, (np.linspace(0.0, 10.0, 11), np.array([0, 0, 0, .2, .5, .5, .3, 0, 0, 0, 0.]))),
+    (_guarded_scalar_math, (np.array([1.0, 1e300, -1e300, 4.0, 1e-10]), np.array([0.0, 2.0, 0.0, 0.0, 1.0]))),
+    (_guarded_scalar_math, (np.array([0.0, 1e300]), np.array([0.0, 0.0]))),
+])
+def test_a_branch_not_taken_in_a_loop_body_does_not_warn(fn, args, backend):
+    # scikit-fuzzy's centroid (63 "invalid value encountered in scalar divide" warnings in
+    # its control-system tests, none plainly): a data-dependent if/else in an element loop
+    # is traced on both sides, and NumPy scalar math off the taken path warned on the
+    # values it computed there (0 / 0 where y1 == y2 == 0.0)
+    def run(f):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = f(*args)
+        return out, [(w.category, str(w.message)) for w in caught if "kiln" not in str(w.message)]
+    want, want_warnings = run(fn)
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        got, got_warnings = run(compiled)
+        assert got == want and type(got) is type(want)
+        assert got_warnings == want_warnings
+
+
+def test_every_scalar_function_that_warns_is_known_to():
+    # numpy_may_warn decides which ops off a taken path get harmless operands: every
+    # function and operand types for which some values warn must be among them
+    from itertools import product
+
+    from kiln.ops.loops import SCALAR_FUNCTIONS, numpy_may_warn
+    edges = {np.float64: [0.0, -1.0, 1e300, np.inf, np.nan], np.float32: [0.0, -1.0, 3e38, np.nan],
+             np.int64: [0, -2 ** 63, 2 ** 63 - 1], np.uint8: [0, 255], np.int8: [-128, 0],
+             np.bool_: [True], int: [0, -1, 2 ** 63 - 1], float: [0.0, 1e300, np.nan], bool: [True]}
+    for fn, f in SCALAR_FUNCTIONS.items():
+        if fn.startswith("math.") or fn == "select":
+            continue
+        for n in (1, 2):
+            for types in product(edges, repeat=n):
+                if not any(issubclass(t, np.generic) for t in types):
+                    continue
+                warned = False
+                for values in product(*[[t(v) for v in edges[t]] for t in types]):
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        try:
+                            f(*values)
+                        except Exception:
+                            continue
+                    warned = warned or bool(caught)
+                if warned:
+                    assert numpy_may_warn(fn, tuple(t(1) for t in types)), (fn, types)
+
+
+def _weighted_mean(x, w):
+    # scikit-fuzzy's centroid ends ``sum_moment_area / np.fmax(sum_area, eps).astype(float)``:
+    # sums a loop carried, a Python float or np.float64 as the data decides, so the call
+    # breaks and its resume function is handed the np.float64 np.fmax gave
+    s = 0.0
+    a = 0.0
+    for i in range(x.shape[0]):
+        if w[i] > 0.0:
+            s += x[i] * w[i]
+            a += w[i]
+    return s / np.fmax(a, np.finfo(float).eps).astype(float)
+
+
+def _scalar_methods(s, k):
+    return s.astype(float) * 2, s.astype(np.complex128), s.item() + 1, k.astype(np.float64), \
+        k.item() // 3, s.conj(), s.astype(np.float32)
+
+
+def test_a_numpy_scalars_astype_and_item_keep_one_entry():
+    # the resume function's np.float64 ``.astype(float)`` specialized its value (guard
+    # ``___stack1 == np.float64(2.38...)``): one entry per call, 13 in scikit-fuzzy's tests
+    # before the recompile limit. astype to a type it casts to safely, item() and conj()
+    # of a run-time NumPy scalar are computed by the entry
+    rng = np.random.default_rng(5)
+    f = kiln.compile(_weighted_mean, backend="eager")
+    for k in range(4):
+        x, w = rng.random(7), rng.random(7) - 0.3
+        got, want = f(x, w), _weighted_mean(x, w)
+        assert got == want and type(got) is type(want)
+        if k == 0:
+            first = len(f.records)
+    assert len(f.records) == first, [r.function for r in f.records]
+    g = kiln.compile(_scalar_methods, backend="eager")
+    for s, k in [(np.float64(2.5), np.int64(7)), (np.float64(-1e300), np.int64(-2 ** 62)),
+                 (np.float64(np.nan), np.int64(0))]:
+        got, want = g(s, k), _scalar_methods(s, k)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        np.testing.assert_array_equal(np.array(got[:6], dtype=complex), np.array(want[:6], dtype=complex))
+    # (float64 to float32 may overflow and warn: that one is still specialized)
+    assert len(g.cache_entries) == 3

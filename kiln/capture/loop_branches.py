@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.loops import NUMPY_NEVER_RAISE, NUMPY_QUIET, SELECT_SAFE
+from ..ops.loops import NUMPY_NEVER_RAISE, NUMPY_QUIET, SELECT_SAFE, numpy_may_warn
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, plain_parts
 from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
@@ -77,9 +77,12 @@ def may_raise(fn: str, values: tuple) -> bool:
 
 def may_warn(fn: str, values: tuple) -> bool:
     """Can ``scalar_fn(fn)`` warn on these operands (NumPy's scalar math: a path not taken
-    must not warn either, so it too is guarded)? Python numbers alone never warn."""
-    return fn not in NUMPY_QUIET and any(
-        isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values)
+    must not warn either, so it too is guarded)? Python numbers alone never warn; a
+    comparison warns only where a Python number meets a float32 (its cast overflows:
+    ops/loops.py ``numpy_may_warn``)."""
+    vals = tuple(a.val if hasattr(a, "kind") else a for a in values)
+    return (fn not in NUMPY_QUIET and any(isinstance(a, (np.generic, TensorMeta)) for a in vals)) \
+        or numpy_may_warn(fn, vals)
 
 
 def _one(var: VariableTracker) -> VariableTracker:
@@ -96,8 +99,9 @@ def safe_operands(tx, trace, args: list, warn_only: bool = False) -> list:
     pred = trace.active
     out = [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
     for v in out:   # (of the operand's type: a carried value's, which the first trace may
-        if isinstance(v, ScalarValueVariable):   # widen: not the body's signature)
-            v.node.meta["operand_guard"] = "warns" if warn_only else "raises"
+        if isinstance(v, ScalarValueVariable):   # widen: not the body's signature; NumPy
+            v.node.meta["operand_guard"] = "warns" if warn_only else "raises"   # typed where
+            v.node.meta["off_path"] = True   # its operand is: loop_types)
     return out
 
 

@@ -264,7 +264,7 @@ class LoopIndexVariable(ScalarValueVariable):
 
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a
-    data-dependent branch, one that may raise gets harmless operands off the path)."""
+    data-dependent branch, one that may raise or warn gets harmless operands off the path)."""
     values = tuple(graph_value(tx, a) for a in args)
     trace = tx.output.loop_trace
     if trace is not None and trace.active is not None:

@@ -73,6 +73,28 @@ NUMPY_NEVER_RAISE = frozenset({"rshift", "lshift", "floordiv", "mod", "truediv",
 # subtract", a cast's), so a path not taken must not run it on its values either.
 NUMPY_QUIET = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "select", "bool", "np.bool", "and_",
                          "or_", "xor", "invert", "pos", "min", "max"})
+# NumPy scalar math that may warn (RuntimeWarning "divide by zero / invalid value /
+# overflow encountered in scalar ..." or "... in cast") on some NumPy operand: off the
+# path a body takes, it must compute on harmless operands (capture/loop_branches.py).
+NUMPY_MAY_WARN = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg",
+                            "abs", "np.sqrt", "np.float32"} | {
+                           f"np.{t}" for t in NUMPY_SCALAR_TYPES if "int" in t})
+# ... and these only where a Python number meets a float32 (its cast overflows: 1e300)
+NUMPY_CAST_WARNS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "min", "max", "np.maximum",
+                              "np.minimum", "np.fmax", "np.fmin"})
+
+
+def numpy_may_warn(fn: str, values: tuple) -> bool:
+    """Can ``scalar_fn(fn)`` on these operands (stand-ins, TensorMetas, Python numbers)
+    give one of NumPy's floating-point warnings for some of their values?"""
+    dtypes = [np.dtype(v.dtype) if isinstance(v, TensorMeta) else v.dtype
+              for v in values if isinstance(v, (np.generic, TensorMeta))]
+    if not dtypes:
+        return False
+    if fn in NUMPY_MAY_WARN:
+        return True
+    return fn in NUMPY_CAST_WARNS and np.dtype(np.float32) in dtypes and any(
+        type(v) in (int, float) for v in values)
 
 # Python operators by the function the translator applies (operator.iadd is add on scalars).
 OPERATOR_NAMES = {getattr(operator, name): name for name in _OPERATORS}

@@ -203,7 +203,8 @@ class SymScalarVariable(VariableTracker):
             # ``np.finfo(s.dtype)`` in validation code: a NumPy scalar's type is guarded
             # (an argument's) or follows from its operands' types, so these need no value
             return ConstantVariable(getattr(self.example, name))
-        if type(self.example) is int and name in _INT_METHODS:
+        if type(self.example) is int and name in _INT_METHODS or \
+                isinstance(self.example, np.generic) and name in _NUMPY_SCALAR_METHODS:
             from .containers import ContainerMethodVariable   # (it calls call_method below)
             return ContainerMethodVariable(self, name)
         return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
@@ -216,11 +217,36 @@ class SymScalarVariable(VariableTracker):
             value = tx.fold(getattr(int, name), self.example)
             return SymScalarVariable(f"{self.code}.{name}()", f"{self.text}.{name}()", value,
                                      self.leaves, tx=tx)
+        if isinstance(self.example, np.generic) and _numpy_method_at_run_time(tx, self, name, args, kwargs):
+            # ``s.astype(float)``, ``s.item()`` of a run-time NumPy scalar (scikit-fuzzy's
+            # centroid divides by ``np.fmax(area, eps).astype(float)``, handed to the
+            # resume function of a break): computed by the entry as ``s * 2`` is, not a
+            # guard on s's value (one entry per value before)
+            method = getattr(np.generic, name)
+            return self.apply(tx, tx.output.ns.ref(method, "fn"), name, method, list(args))
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
 
 
 # A Python int's methods that take nothing, never raise and give an int
 _INT_METHODS = frozenset(("bit_count", "bit_length"))
+# A NumPy scalar's methods computed at run time where they cannot warn or raise (below)
+_NUMPY_SCALAR_METHODS = frozenset(("astype", "item", "conjugate", "conj"))
+
+
+def _numpy_method_at_run_time(tx, var: SymScalarVariable, name: str, args: list, kwargs: dict) -> bool:
+    """Is ``var.name(*args)`` one the entry computes: ``item()``, ``conj()`` and
+    ``astype(dtype)`` to a type its own casts to safely (no value overflows or warns)?"""
+    if kwargs or name not in _NUMPY_SCALAR_METHODS:
+        return False
+    if name != "astype":
+        return not args
+    if len(args) != 1 or not args[0].is_constant():
+        return False
+    try:
+        to = np.dtype(args[0].as_constant(tx))
+    except TypeError:
+        return False
+    return to.kind in "biufc" and np.can_cast(var.example.dtype, to, "safe")
 
 # Python-number operators that never raise (``/``, ``//``, ``%``, ``**``, shifts can)
 # ``n + c``, ``c - n`` (``n * c``, ``c * n`` of an int c != 0) give each int n its own value
