@@ -104,6 +104,12 @@ extern "C" {
 KILN_SIMD float kiln_np_sinf(float); KILN_SIMD float kiln_np_cosf(float);
 {% endif %}}
 #define KILN_NP_SVML 1
+#elif {{ 1 if libm_scalar else 0 }}
+// NumPy's loops of these are its generic ones, libm's scalar function per element (svml.py
+// numpy_scalar_libm: no AVX512_SKX); glibc's vector ones are 1 ulp off them
+extern "C" {
+{% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}KILN_PURE float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}) __asm__("{{ name }}f"); {% endif %}KILN_PURE double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }}) __asm__("{{ name }}");
+{% endfor %}}
 #else
 {% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}#define kiln_np_{{ name }}f {{ name }}f
 {% endif %}#define kiln_np_{{ name }} {{ name }}

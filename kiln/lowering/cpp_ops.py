@@ -20,7 +20,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
-from .svml import NUMPY_OWN_F32, SVML, kernels_call_svml
+from .svml import NUMPY_OWN_F32, SVML, kernels_call_svml, numpy_scalar_libm
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -222,6 +222,19 @@ def svml_ufunc(name: str, cxx_flags: str, dtype: Any = "float64") -> bool:
         and kernels_call_svml(cxx_flags)
 
 
+# a call of a kiln_np_ name (not kiln's own float64 kiln_exp, which stays inline)
+_NP_CALL = re.compile(r"\bkiln_np_([a-z0-9]+)(?:\{f\})?\(")
+
+
+def libm_scalar_ufunc(name: str, dtype: Any = "float64") -> bool:
+    """Whether a ``dtype`` kernel computes ufunc ``name`` with libm's scalar function, as
+    NumPy's loop does where it is not SVML's (svml.py ``numpy_scalar_libm``: the prelude
+    binds the ``kiln_np_`` names to glibc's scalar functions)."""
+    ctype = "float" if np.dtype(dtype) == np.float32 else "double"
+    return numpy_scalar_libm() and any(ctype in SVML.get(used, ((),) * 4)[3]
+                                       for used in _NP_CALL.findall(template(name, dtype) or ""))
+
+
 def template(fn: str, dtype: Any) -> str | None:
     """The C++ of scalar function ``fn`` in a loop of ``dtype``; None: not implemented."""
     forms = SYNTAX.get(fn)
@@ -241,7 +254,7 @@ def template(fn: str, dtype: Any) -> str | None:
 
 def call_width(fn: str, dtype: Any) -> str | None:
     """:meth:`Renderer.call_width` for C++ kernels: glibc's scalar functions (SCALAR_F64,
-    SCALAR_MATH2, SCALAR_LOOPS) keep a loop scalar; NumPy's SVML functions are "vector":
+    SCALAR_MATH2, SCALAR_LOOPS; the kiln_np_ names without AVX512_SKX) keep a loop scalar; NumPy's SVML functions are "vector":
     a scalar loop calls their 512-bit vector once per element (np.sin(np.arctan2(z, p))
     of 20000 float64: 4x NumPy; np.sin(beta) ** 3 with negative bases: 14x)."""
     from ..config import config
@@ -251,7 +264,8 @@ def call_width(fn: str, dtype: Any) -> str | None:
 @functools.lru_cache(maxsize=None)
 def _call_width(fn: str, dtype: str, cxx_flags: str) -> str | None:
     dt = np.dtype(dtype)
-    if fn in SCALAR_F64 and dt == np.float64 or fn in SCALAR_MATH2 or dtype in SCALAR_LOOPS.get(fn, ()):
+    if fn in SCALAR_F64 and dt == np.float64 or fn in SCALAR_MATH2 or dtype in SCALAR_LOOPS.get(fn, ()) \
+            or dt.kind == "f" and libm_scalar_ufunc(fn, dt):
         return "scalar"
     return "vector" if dt.kind == "f" and svml_ufunc(fn, cxx_flags, dt) else None
 
@@ -269,7 +283,8 @@ def call_cost(fn: str, dtype: Any) -> int:
     """Statements one call costs (a libm call counts LIBM_CALL_COST, a scalar float64 one
     SCALAR_CALL_COST): decides when threads pay off."""
     text = template(fn, dtype) or ""
-    if fn in SCALAR_F64 and np.dtype(dtype) == np.float64 or np.dtype(dtype).name in SCALAR_LOOPS.get(fn, ()):
+    if fn in SCALAR_F64 and np.dtype(dtype) == np.float64 or np.dtype(dtype).name in SCALAR_LOOPS.get(fn, ()) \
+            or np.dtype(dtype).kind == "f" and libm_scalar_ufunc(fn, dtype):
         return SCALAR_CALL_COST
     return 1 + (LIBM_CALL_COST - 1) * len(_LIBM_CALL.findall(text))
 

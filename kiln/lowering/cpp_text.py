@@ -12,7 +12,7 @@ import jinja2.bccache
 
 from ..config import config
 from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, calls_svml
-from .svml import SUFFIX, SVML, numpy_own_f32_loops
+from .svml import SUFFIX, SVML, numpy_own_f32_loops, numpy_scalar_libm
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -79,7 +79,8 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
     ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
         vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, scalar_f64=SCALAR_F64, svml=SVML,
-        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_f32_loops(), helpers=helpers)
+        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_f32_loops(), libm_scalar=numpy_scalar_libm(),
+        helpers=helpers)
 
 
 def support_sources(kernels: list[str]) -> tuple[str, ...]:

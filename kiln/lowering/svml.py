@@ -21,6 +21,13 @@ else for exp and log the prelude's per-lane C++, for sin and cos glibc's). float
 (NumPy's own port of SVML's) is not ported: kernels keep glibc's vector tanhf.
 float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
 ones off), and in kernels there (cpp_ops.py ``SCALAR_F64``).
+
+Without AVX512_SKX (an AVX2 CPU: NumPy's dispatch takes X86_V3), NumPy's loops of the
+functions in :data:`SVML` are its generic ones, which call libm's scalar function per
+element (npy_pow: glibc's pow); glibc's vector variants (libmvec, ``_ZGVdN4v_pow``), which
+kernels would call, are 1 ulp off them (x**3 of float64: 14% of elements; cbrt: 58%). There
+(:func:`numpy_scalar_libm`) the prelude binds the ``kiln_np_`` names to glibc's scalar
+functions and a loop calling one stays scalar (cpp_ops.py ``call_width``), as NumPy's.
 """
 from __future__ import annotations
 
@@ -64,12 +71,37 @@ def numpy_uses_svml() -> bool:
             return False
     except ValueError:
         return False
+    return _links_svml(umath)
+
+
+def _links_svml(umath) -> bool:
+    """Whether NumPy's module ``umath`` exports every SVML function kernels would call."""
     try:
         lib = ctypes.CDLL(umath.__file__, mode=os.RTLD_NOLOAD)
     except (OSError, AttributeError):
         return False
     return all(hasattr(lib, f"__svml_{svml}{SUFFIX[ctype]}") for svml, _n, _fill, ctypes_ in SVML.values()
                for ctype in ctypes_)
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_scalar_libm() -> bool:
+    """Whether NumPy's loops of :data:`SVML` (float64 exp and log included) call libm's
+    scalar functions per element in this process: NumPy 2.x on glibc whose dispatch did
+    not choose AVX512_SKX (an AVX2 CPU, or NPY_DISABLE_CPU_FEATURES turned it off; its
+    AVX512_SKX loops are SVML's, :func:`numpy_uses_svml`). Kernels then call the same
+    scalar functions (cpp_prelude.h), for NumPy's bits."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:   # NumPy 1.x: other loops (its AVX512F exp and log); kernels keep glibc's
+        return False
+    import platform
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    features = getattr(umath, "__cpu_features__", {})
+    # (AVX512_SKX without SVML linked, a rare build: float64 exp and log are NumPy's own
+    # AVX512F code, the others scalar; kernels keep glibc's vector functions there)
+    return not features.get("AVX512_SKX")
 
 
 # float32 functions NumPy computes with its own vector loops where its dispatch chose AVX512F

@@ -11,8 +11,8 @@ import pytest
 
 import kiln
 from kiln.config import config
-from kiln.lowering.cpp_ops import svml_ufunc
-from kiln.lowering.svml import kernels_call_svml, numpy_own_f32_loops, numpy_uses_svml
+from kiln.lowering.cpp_ops import call_width, libm_scalar_ufunc, svml_ufunc
+from kiln.lowering.svml import kernels_call_svml, numpy_own_f32_loops, numpy_scalar_libm, numpy_uses_svml
 
 UNARY = [np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.arcsinh, np.arccosh,
          np.arctanh, np.exp2, np.log2, np.log10, np.expm1, np.log1p, np.cbrt]
@@ -46,10 +46,12 @@ def warned(fn, *args):
     return out, sorted({str(m.message) for m in w})
 
 
-@pytest.mark.skipif(not kernels_call_svml(config.cxx_flags),
-                    reason="NumPy's loops do not call SVML on this CPU, or kiln's flags build no AVX-512 code")
+@pytest.mark.skipif(not kernels_call_svml(config.cxx_flags) and not numpy_scalar_libm(),
+                    reason="NumPy's loops call SVML on this CPU, and kiln's flags build no AVX-512 code")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_svml_functions_are_numpys_bit_for_bit(dtype):
+    """With AVX512_SKX NumPy's SVML functions; without (AVX2: NumPy's generic loops),
+    glibc's scalar functions, as NumPy's loops call them (libmvec's are 1 ulp off)."""
     x = chosen(dtype)
     y = np.random.default_rng(8).permutation(x)
     want, want_warnings = warned(all_of_them, x, y)
@@ -73,6 +75,19 @@ def test_which_functions_go_to_svml():
     assert not svml_ufunc("power", "-O3 -fopenmp")
     assert not svml_ufunc("power", "-O3 -march=native -mno-avx512f")
     assert not svml_ufunc("power", "-O3 -march=native -march=haswell")
+
+
+def test_scalar_libm_keeps_a_loop_scalar():
+    """Without AVX512_SKX NumPy's loops of SVML's functions call glibc's scalar function
+    per element; kernels call it too, in a scalar loop (call_width): float64 log too, but
+    not kiln's own inline float64 exp, nor float32 exp and log (NumPy's own vector loops)."""
+    scalar = numpy_scalar_libm() and not kernels_call_svml(config.cxx_flags)
+    for fn, dt in [("power", "float64"), ("power", "float32"), ("cbrt", "float64"), ("arctan2", "float32"),
+                   ("tan", "float32"), ("log", "float64")]:
+        assert libm_scalar_ufunc(fn, dt) == numpy_scalar_libm()
+        assert (call_width(fn, dt) == "scalar") == scalar, (fn, dt)
+    assert not any(libm_scalar_ufunc(fn, dt) for fn, dt in [("exp", "float64"), ("exp", "float32"),
+                                                            ("log", "float32"), ("tanh", "float64")])
 
 
 def npmath(x):
