@@ -191,11 +191,12 @@ KILN_INLINE float kiln_np_logf(float x) {
 #define kiln_np_logf logf
 {% endif %}
 {% endif %}
-{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
+{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'fmod' in helpers %}{% include "cpp_fmod.h" %}
+{% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
 // the divisor, and division by zero gives inf/nan rather than trapping.
 template <typename T> static inline T kiln_floor_divide(T a, T b) {
+    T mod = kiln_fmod_once(a, b);   // (first, as npy_divmod: np.divmod's remainder shares it)
     if (b == 0) return a / b;
-    T mod = fmod(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
     if (div == 0) return __builtin_copysign((T)0, a / b);  // -0.0 // 1.0 is -0.0
@@ -204,8 +205,8 @@ template <typename T> static inline T kiln_floor_divide(T a, T b) {
     return fl;
 }
 template <typename T> static inline T kiln_remainder(T a, T b) {
-    if (b == 0) return fmod(a, b);
-    T mod = fmod(a, b);
+    T mod = kiln_fmod_once(a, b);
+    if (b == 0) return mod;
     if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }
     else mod = __builtin_copysign((T)0, b);
     return mod;
