@@ -2,7 +2,7 @@
 // np.divmod): NumPy's wheels are built by GCC 14, which expands fmod inline to the x87
 // fprem loop and calls libm's fmod only where that gives NaN (for errno). fprem's partial
 // remainder is exact, so the result is IEEE fmod's, bit for bit; glibc 2.36's fmod, which
-// kernels called before, costs 4-6x more an element (benchmarks/fmod_speed.py). The NaN
+// kernels called before, costs ~4x more an element (benchmarks/fmod_speed.py). The NaN
 // cases (a zero divisor, an infinite dividend, a NaN) still go to libm: its value and
 // its invalid flag (in MXCSR, which kiln reads; fprem's own flags stay in the x87 word).
 // (Shared by the kernel prelude, cpp_prelude.h, and the loop prelude, loop_prelude.py;

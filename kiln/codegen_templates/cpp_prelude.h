@@ -214,8 +214,8 @@ template <typename T> static inline T kiln_floor_divide(T a, T b) {
     return fl;
 }
 // The sign fix-ups are masks, not branches: the sign of a random dividend (or divisor) is
-// a branch mispredicted half the time, which flushes the fprem behind it (% of 1M float64
-// by random divisors: 22.7 -> ~14 ns an element, CPU time; NumPy's loop 22.7). mod + 0 is
+// a branch mispredicted half the time, which flushes the fprem behind it (a C loop of
+// % by random-signed float64 divisors: 20.7 -> 13.7 ns an element, CPU time). mod + 0 is
 // mod where mod is not 0, and a zero then takes the divisor's sign.
 template <typename T> static inline T kiln_remainder(T a, T b) {
     const T mod = kiln_fmod_once(a, b);
