@@ -191,7 +191,7 @@ KILN_INLINE float kiln_np_logf(float x) {
 #define kiln_np_logf logf
 {% endif %}
 {% endif %}
-{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'fmod' in helpers or 'select' in helpers %}// c ? a : b written with bit masks, where GCC would branch (np.where below; remainder's signs)
+{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'fmod' in helpers or 'divide' in helpers or 'select' in helpers %}// c ? a : b written with bit masks, where GCC would branch (np.where below; remainder's signs)
 template <int N> struct kiln_bits;
 template <> struct kiln_bits<4> { typedef uint32_t t; };
 template <> struct kiln_bits<8> { typedef uint64_t t; };
@@ -200,7 +200,7 @@ template <typename T> static inline T kiln_blend(bool c, T a, T b) {
     const U k = -(U)c;
     return __builtin_bit_cast(T, (__builtin_bit_cast(U, a) & k) | (__builtin_bit_cast(U, b) & ~k));
 }
-{% endif %}{% if 'fmod' in helpers %}{% include "cpp_fmod.h" %}
+{% endif %}{% if 'fmod' in helpers or 'divide' in helpers %}{% include "cpp_fmod.h" %}
 {% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
 // the divisor, and division by zero gives inf/nan rather than trapping.
 template <typename T> static inline T kiln_floor_divide(T a, T b) {

@@ -58,7 +58,7 @@ class CompiledTemplates(jinja2.BytecodeCache):
 # The prelude's helper sections (cpp_prelude.h) and the names that call for each: a module
 # gets the sections its kernels' text names. Parsing all of them costs ~6 ms of g++ per
 # module (a softmax: ~28 -> ~22 ms to parse, loaded), for helpers most kernels never call.
-HELPERS = {"fmod": ("kiln_fmod(", "kiln_floor_divide", "kiln_remainder"),   # (divide's calls it)
+HELPERS = {"fmod": ("kiln_fmod(",),   # (the prelude includes it with 'divide' too, whose helpers call it)
            "divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
