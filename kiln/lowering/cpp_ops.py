@@ -109,7 +109,7 @@ SYNTAX: dict[str, dict[str, str]] = {
                      "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} / {y})"},
     "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
                   "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
-    "fmod": {"f": "fmod{f}({x}, {y})",
+    "fmod": {"f": "kiln_fmod({x}, {y})",   # (the prelude's: NumPy's inline fprem)
              "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
              "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
@@ -191,7 +191,7 @@ def no_builtin_flags() -> list[str]:
     lowering) cost a cached loop function's first call 27-99 ms."""
     names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
-_LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp|kiln_hypot|kiln_fmod)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 # per C type: the calls a template spells kiln_np_<name> (svml.py: NumPy's loop of that type is SVML's)
 # (and float32's NumPy's own exp and log: the prelude ports NumPy's loops)
 _SVML_CALL = {c: re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(
@@ -290,7 +290,7 @@ def call_cost(fn: str, dtype: Any) -> int:
 
 
 BOOL_LOAD = "(const uint8_t*)"   # how a term reads a bool array (as bytes: CppEmitter.load)
-_MATH_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)f?|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_MATH_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)f?|kiln_exp|kiln_hypot|kiln_fmod)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 
 def calls_math(lines: list[str]) -> bool:

@@ -58,7 +58,8 @@ class CompiledTemplates(jinja2.BytecodeCache):
 # The prelude's helper sections (cpp_prelude.h) and the names that call for each: a module
 # gets the sections its kernels' text names. Parsing all of them costs ~6 ms of g++ per
 # module (a softmax: ~28 -> ~22 ms to parse, loaded), for helpers most kernels never call.
-HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
+HELPERS = {"fmod": ("kiln_fmod(",),   # (the prelude includes it with 'divide' too, whose helpers call it)
+           "divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),

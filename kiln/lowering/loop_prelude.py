@@ -6,7 +6,12 @@ these; loop_runner.py puts this text before the loop functions of one module.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..ops.loops import LIBM_MATH
+
+# kiln_fmod: NumPy's inline fprem, as the kernels' prelude has it (the file's own comment)
+_FMOD = (Path(__file__).parent.parent / "codegen_templates" / "cpp_fmod.h").read_text()
 
 PRELUDE = r"""
 // No libstdc++ headers (<cmath>, <limits>, <type_traits> took ~1 s of every build): the
@@ -30,8 +35,8 @@ PRELUDE = r"""
   static inline double kiln_##name(double x, double y) { return __builtin_##name(x, y); } \
   static inline float kiln_##name(float x, float y) { return __builtin_##name##f(x, y); }
 KILN_MATH1(fabs) KILN_MATH1(sqrt) KILN_MATH1(floor) KILN_MATH1(ceil) KILN_MATH1(trunc)
-KILN_MATH2(fmod) KILN_MATH2(pow) KILN_MATH2(fmax) KILN_MATH2(fmin) KILN_MATH2(copysign)
-template <typename T> struct kiln_unsigned;
+KILN_MATH2(pow) KILN_MATH2(fmax) KILN_MATH2(fmin) KILN_MATH2(copysign)
+""" + _FMOD + r"""template <typename T> struct kiln_unsigned;
 template <> struct kiln_unsigned<int8_t> { typedef uint8_t type; };
 template <> struct kiln_unsigned<uint8_t> { typedef uint8_t type; };
 template <> struct kiln_unsigned<int16_t> { typedef uint16_t type; };
