@@ -154,14 +154,9 @@ def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | 
     # A break inside an expression (``np.zeros(len(rows))``, ``np.uint16(int(s) << 8)``)
     # leaves what the region pushed before it on the exit's stack: a pending call's
     # callable and its NULL-or-self slot, which only run time decides (a NULL stored to
-    # ``___tmp0`` raised UnboundLocalError). The region runs to the statement's end: until
-    # the stack is back to the lowest it was in the region, not to its depth at ``a``,
-    # which a resume function entered mid-statement starts above (real21's FIFO lots:
-    # ``np.array([l[1] for l in lots])`` after ``np.array([l[0] ...], dtype=...)`` left
-    # the second call's NULL on the exit's stack).
-    base = min((d for d in facts.depth[a:b + 1] if d is not None), default=facts.depth[a])
-    while base is not None and b + 1 < len(facts.names) and facts.depth[b + 1] is not None \
-            and facts.depth[b + 1] > base:
+    # ``___tmp0`` raised UnboundLocalError). The region runs to the statement's end.
+    while b + 1 < len(facts.names) and facts.depth[b + 1] is not None \
+            and facts.depth[b + 1] > facts.depth[a]:
         b += 1
     if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
             or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
