@@ -131,7 +131,11 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep) -> None:
     true_side, false_side = (fall, jumped) if fall_true else (jumped, fall)
     made = ({id(nd) for nd in fall_nodes}, {id(nd) for nd in jump_nodes})
     made = {True: made[0], False: made[1]} if fall_true else {True: made[1], False: made[0]}
-    held = {True: _holders(true_side), False: _holders(false_side)}
+    # (where both sides return, their stacks and locals die with the frame: only the
+    # returned value holds what it holds; 3.12 gives each side of ``z = a if c else b;
+    # return z`` its own return, where 3.11 shares one past the join)
+    live = (lambda side: ([], {}, side[2])) if join is None else (lambda side: side)
+    held = {True: _holders(live(true_side)), False: _holders(live(false_side))}
 
     def merge(a, b):
         return _merge(tx, cond, a, b, lambda v, side: _own_array(v, made[side], held[side]))
