@@ -1831,7 +1831,7 @@ def test_scalar_warnings_as_numpy_names_them(fn, args, backend):
     # loop body's operation on a path not taken (``v * acc`` of -inf and 0 where ``v < 0``
     # went the other way) warned "invalid value encountered in scalar multiply": its
     # operands are 1 off the path now, as those of an operation that may raise
-    # (capture/loop_branches.py ``may_warn``)
+    # (capture/loop_predicates.py ``may_warn``)
     got = _warnings_of(kiln.compile(fn, backend=backend), args)
     want = _warnings_of(fn, args)
     assert repr(got[0]) == repr(want[0])

@@ -64,7 +64,7 @@ from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, local_accesses
 from .graph_loop import (_State, _trackers, array_result, back_at_head, iteration_calls, lift_body,
                          note_node, reason_of)
-from .loop_branches import may_raise
+from .loop_predicates import may_raise
 from .loop_carry import _outer, _root, array_slots, tracked_dims
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends

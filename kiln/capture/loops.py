@@ -268,7 +268,7 @@ def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
     values = tuple(graph_value(tx, a) for a in args)
     trace = tx.output.loop_trace
     if trace is not None and trace.active is not None:
-        from .loop_branches import may_raise, may_warn, safe_operands
+        from .loop_predicates import may_raise, may_warn, safe_operands
         raises = may_raise(fn, values)
         if raises or may_warn(fn, values):
             args = safe_operands(tx, trace, list(args), warn_only=not raises)
@@ -370,7 +370,7 @@ def _element_index(tx, state: ArrayState, index: VariableTracker, guarded: bool 
     out = int_entries(tx, entries)
     trace = tx.output.loop_trace
     if guarded and trace.active is not None:
-        from .loop_branches import safe_index
+        from .loop_predicates import safe_index
         entries = [ConstantVariable(v) if type(v) is int else e for e, v in zip(entries, out)]
         out = int_entries(tx, safe_index(tx, trace, tuple(state.tracker.meta.shape), entries))
     return out
