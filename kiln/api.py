@@ -42,7 +42,7 @@ from .ops.speculation import ResultKindChanged
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
-from .aot import aliasing as _aot_aliasing, runtime as _aot_runtime
+from .aot import aliasing as _aot_aliasing, variant as _aot_variant
 from .guards.guard import DEVICE
 from .entries import (CaptureRecord, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
                       binds_generators, simple_call, graph_names, guarded_in_c)
@@ -50,7 +50,7 @@ from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
 _aot_aliasing.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
-_aot_runtime.plain_run_helper = fastcheck.plain_run     # a writing graph's short path in C
+_aot_variant.plain_run_helper = fastcheck.plain_run     # a writing graph's short path in C
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 _FAMILIES = itertools.count(1)

@@ -313,8 +313,9 @@ def test_overlapping_arguments_run_the_function_as_python(backend, monkeypatch):
     # fields of a structured array): the graph writes them, so the call runs the function
     # as Python, never the graph op by op (1.35x NumPy's time on gray-scott); from the
     # C entry (second call) as from the Python one (first)
-    from kiln.aot import runtime
-    monkeypatch.setattr(runtime, "run_op_by_op", lambda *a: pytest.fail("ran op by op"))
+    from kiln.aot import runtime, variant
+    for module in (runtime, variant):
+        monkeypatch.setattr(module, "run_op_by_op", lambda *a: pytest.fail("ran op by op"))
     compiled = kiln.compile(_gray_scott, backend=backend)
     for _ in range(3):
         want_args, got_args = _fields(), _fields()
@@ -339,14 +340,15 @@ def _fill_fresh(a, b):
 def test_a_graph_writing_only_fresh_arrays_keeps_its_c_entry(backend, monkeypatch):
     # its inputs overlapping changes nothing it computes: no overlap handler in its entry,
     # which stays fastcheck_entry.c's SimpleEntry, and overlapping arguments run compiled
-    from kiln.aot import runtime
+    from kiln.aot import runtime, variant
     compiled = kiln.compile(_fill_fresh, backend=backend)
     for _ in range(2):
         compiled(_ar(6), _ar(6) + 1)
     (entry,) = compiled.cache_entries
     if api.fastcheck.module() is not None:
         assert type(entry.fast).__name__ == "SimpleEntry"
-    monkeypatch.setattr(runtime, "run_op_by_op", lambda *a: pytest.fail("ran op by op"))
+    for module in (runtime, variant):
+        monkeypatch.setattr(module, "run_op_by_op", lambda *a: pytest.fail("ran op by op"))
     base = _ar(7)
     for _ in range(2):
         np.testing.assert_array_equal(compiled(base[1:], base[:-1]), _fill_fresh(base[1:], base[:-1]))

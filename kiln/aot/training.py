@@ -1,6 +1,6 @@
 """The training half of an aot-compiled call: tape node and outputs that record.
 
-:class:`TrainingRun` is the part of ``_Variant`` (kiln/aot/runtime.py) that runs the
+:class:`TrainingRun` is the part of ``_Variant`` (kiln/aot/variant.py) that runs the
 compiled forward when some input needs a gradient: eager's in-place checks, one
 :class:`CompiledFunctionBackward` whose edges lead to the inputs' nodes, values saved
 for the backward (copied when the epilogue overwrites them), output Tensors that record,
@@ -132,7 +132,7 @@ def _accumulator_of(t: Any) -> Any:
 class CompiledFunctionBackward(GraphNode):
     """The tape node of one call of a compiled forward; runs the compiled backward graph."""
 
-    def __init__(self, variant: Any) -> None:   # a runtime._Variant
+    def __init__(self, variant: Any) -> None:   # a variant._Variant
         super().__init__()
         self.variant = variant
         self.saved: list | None = None

@@ -451,14 +451,14 @@ def test_a_graph_that_fails_to_build_runs_op_by_op_and_says_so(monkeypatch):
     # runs op by op with NumPy, built once, with a warning.
     import warnings
     import kiln
-    import kiln.aot.runtime as runtime
+    import kiln.aot.variant as variant
 
     tries = []
 
     def broken(graph, arrays):
         tries.append(graph)
         raise KeyError("subtract_2")
-    monkeypatch.setattr(runtime, "functionalize_with_plan", broken)
+    monkeypatch.setattr(variant, "functionalize_with_plan", broken)
 
     def f(x, i):
         x[i] = 7.0
