@@ -64,10 +64,15 @@ def safe_operands(tx, trace, args: list, warn_only: bool = False) -> list:
     (lowering/loop_runner.py), computes it on the operands themselves."""
     pred = trace.active
     out = [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
-    for v in out:   # (of the operand's type: a carried value's, which the first trace may
-        if isinstance(v, ScalarValueVariable):   # widen: not the body's signature; NumPy
-            v.node.meta["operand_guard"] = "warns" if warn_only else "raises"   # typed where
-            v.node.meta["off_path"] = True   # its operand is: loop_types)
+    for v in out:
+        if isinstance(v, ScalarValueVariable):
+            # ``guarded_operand``, what the 1 off the path guards against ("raises" or
+            # "warns"), marks the select as kiln's, not the user's: it is of its operand's
+            # type (a carried value's, which the first trace may widen), so it is no op of
+            # the body's signature (loop_node._signature) and NumPy-typed where its operand
+            # is (loop_types); where only warnings are guarded, the kernel computes the
+            # operand itself (lowering/loops.py: the flags say the warnings)
+            v.node.meta["guarded_operand"] = "warns" if warn_only else "raises"
     return out
 
 

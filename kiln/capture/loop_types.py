@@ -64,7 +64,7 @@ def _typed(graph: Any, node: Any, memo: dict) -> Any:
     fn, args = node.kwargs.get("fn"), node.args[0]
     if node.meta.get("widened"):    # kiln's own widening of a Python scalar: its operand's
         return numpy_typed(graph, args[0], memo)
-    if node.meta.get("off_path"):   # an operand, a harmless 1 off the path (loop_branches)
+    if node.meta.get("guarded_operand"):   # an operand, a harmless 1 off the path (loop_predicates)
         return numpy_typed(graph, args[1], memo)
     if fn == "select":
         return _select(graph, args[0], numpy_typed(graph, args[1], memo), numpy_typed(graph, args[2], memo))

@@ -526,7 +526,7 @@ class _Printer(VectorOps):
         out = _kind_of(node)
         kinds = [_kind_of(a) for a in args]
         self.current = node
-        if node.meta.get("operand_guard") == "warns":
+        if node.meta.get("guarded_operand") == "warns":
             # (an operand guarded off the path for its warnings alone: the flags say them)
             expr = self.ref(args[1], out)
         else:
