@@ -116,8 +116,8 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep) -> None:
             raise _Decline()
     elif end != join or fall[2] is not None:
         raise _Decline()
-    elif join != t:                                        # an else side
-        _run(tx, t, join, t, join)
+    elif join != t and _run(tx, t, join, t, join) != join:  # an else side, which must
+        raise _Decline()                                   # reach the join (not return)
     jumped = (list(tx.stack), dict(tx.locals), tx.result)
     _unchanged(tx, snap, objects, saved)
     if len(tx.output.unbacked_sizes) != unbacked:

@@ -233,3 +233,36 @@ def test_numbers_read_from_a_select(backend):
     compiled = kiln.compile(running_max_index, backend=backend)
     for a in (np.arange(6.0), -np.arange(6.0), np.array([1.0, 5, 2, 7, 7, 0])):
         _same(_outcome(compiled, a), _outcome(running_max_index, a))
+
+
+def else_side_returns(x):
+    s = x.sum()
+    r = np.float64(0.0)
+    if s > 0:
+        r = s * 2
+    else:
+        return s                  # 3.11: the if side jumps over this to the join
+    return r + 1
+
+
+def elif_side_returns(x):
+    s = x.sum()
+    r = 0.0
+    if s > 10:
+        r = 1.0
+    elif s > 0:
+        return 7.0
+    else:
+        r = 3.0
+    return r
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [else_side_returns, elif_side_returns])
+def test_an_else_side_that_returns_returns(fn, backend):
+    # the else side of an if/else whose if side reaches the join returned, and the select
+    # went on past the join as if it had not: else_side_returns(-arange(4.0)) gave 1.0
+    # (r + 1 of the r before the if) where Python returns s, -6.0
+    compiled = kiln.compile(fn, backend=backend)
+    for x in (np.arange(4.0), -np.arange(4.0), np.arange(10.0), np.ones(2)):
+        _same(_outcome(compiled, x), _outcome(fn, x))
