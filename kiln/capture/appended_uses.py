@@ -61,11 +61,11 @@ def array_of(tx, rows: ArrayVariable) -> ArrayVariable:
 
 def fold(tx, rows: ArrayVariable, python: bool, fn: Any) -> VariableTracker:
     """``sum(out)``, ``min(out)``, ``max(out)``: Python's builtin on the items."""
-    example = np.zeros(2, rows.meta.dtype) + 1
+    example = np.ones(2, rows.meta.dtype)
     default = kind_name(fn(items_of(example, python)))   # (with items: the usual case)
     expect, site = _speculated(tx, fn.__name__, default, f"{fn.__name__}()")
     try:
-        dtype = dtype_of_kind(expect, rows.meta.dtype)
+        dtype = dtype_of_kind(expect)
     except TypeError:   # ("int beyond int64")
         tx.unsupported("unsupported_value", f"{fn.__name__}() of a list a loop appended to "
                        f"gave {expect}")

@@ -58,8 +58,12 @@ def items_of(values: np.ndarray, python: bool) -> list:
 
 
 def kind_name(value: Any) -> str:
-    """``"int"``, ``"float"``: a Python number's type; ``"float64"``: a NumPy scalar's."""
-    return type(value).__name__ if type(value) in _PYTHON else np.dtype(type(value)).name
+    """``"int"``, ``"float"``: a Python number's type; ``"float64"``: a NumPy scalar's
+    (``"bool_"`` for np.bool_, whose dtype's name is Python's ``"bool"``)."""
+    if type(value) in _PYTHON:
+        return type(value).__name__
+    dtype = np.dtype(type(value))
+    return "bool_" if dtype.kind == "b" else dtype.name
 
 
 def as_0d(value: Any, kind: str, site: str) -> np.ndarray:
@@ -76,7 +80,7 @@ def as_0d(value: Any, kind: str, site: str) -> np.ndarray:
     return out
 
 
-def dtype_of_kind(kind: str, items: np.dtype) -> np.dtype:
+def dtype_of_kind(kind: str) -> np.dtype:
     """The 0-d array's dtype for a result of kind ``kind``."""
     python = {"int": np.int64, "float": np.float64, "bool": np.bool_, "complex": np.complex128}
     return np.dtype(python.get(kind, kind))
@@ -109,7 +113,7 @@ list_fold = declare(
     "list_fold", Category.EXTERN, _fold, inputs=("values",),
     params={"fn": "sum", "python": True, "expect": None, "site": ""},
     meta=lambda values, fn="sum", python=True, expect=None, site="":
-        TensorMeta((), dtype_of_kind(expect, values.dtype) if expect else values.dtype),
+        TensorMeta((), dtype_of_kind(expect) if expect else values.dtype),
     may_raise=True, fresh_result=True,
     doc="Python's sum, min or max of a list an element loop appended numbers to (its "
         "result's kind checked against the one expected: sum of no floats is the int 0)")

@@ -102,3 +102,24 @@ def test_appended_tuples_are_rows():
     for x, t in _inputs() + [(np.random.default_rng(11).standard_normal(64), 0.5)]:
         _same(compiled(x, t), pairs(x, t))
     assert len(compiled.records) == 2     # (the second length: a run-time trip count)
+
+
+def bool_items(x, t):
+    flags, bools = [], []
+    for i in range(len(x)):
+        if x[i] > t:
+            flags.append(x[i] > 1.0)          # np.bool_
+            bools.append(bool(x[i] > 1.0))    # Python's bool
+    return max(flags), min(flags), sum(flags), flags[-1], max(bools), sum(bools), bools[0]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_folds_and_items_of_numpy_bools_stay_numpy_bools(backend):
+    # np.bool_'s dtype is named "bool", as Python's bool type: max(flags) and flags[-1] of
+    # np.bool_ items came back as Python's True and False (the kind "bool" read as
+    # Python's), and max/min first speculated on int64 (their example items were
+    # zeros + 1: int64 for a bool buffer), so the first call ran as Python
+    compiled = kiln.compile(bool_items, backend=backend)
+    for x, t in _inputs()[:3] + _inputs()[:3]:
+        _same(compiled(x, t), bool_items(x, t))
+    assert len(compiled.records) == 1
