@@ -66,11 +66,17 @@ class _Decline(Exception):
     pass
 
 
-def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False) -> bool:
+class _ToReturn(Exception):
+    """One side returned where the other reached the join: both run on to the return."""
+
+
+def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False,
+               to_return: bool = False) -> bool:
     """The conditional jump ``inst`` (taken when ``value``'s truth is ``when``) as a select
     of its two sides; False: nothing changed, the test breaks as before. ``keep``: 3.11's
     ``JUMP_IF_TRUE_OR_POP`` (``a or b``), whose ``value`` is on the stack and stays there
-    where the jump is taken."""
+    where the jump is taken. ``to_return``: each side runs on past the join to its return
+    (a side returns inside the statement: ``if c: s = s + 1 else: if d: return s`` ...)."""
     if tx.output.loop_trace is not None:
         return False
     if not (isinstance(value, ArrayVariable) and value.scalar and not value.tensor
@@ -86,7 +92,16 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False)
     objects = [(v, dict(stored)) for v, stored in snap.objects]
     tx.__dict__["select_sides"] = tx.__dict__.get("select_sides", 0) + 1
     try:
-        _select(tx, inst, value, when, snap, state, objects, saved, keep)
+        _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
+    except _ToReturn:
+        state.roll_back()
+        if keep:
+            tx.push(value)
+        tx.select_sides -= 1     # (the finally below runs after the retry's own)
+        try:
+            return try_select(tx, inst, value, when, keep, to_return=True)
+        finally:
+            tx.select_sides += 1
     except Exception:   # noqa: BLE001 - a decline, a break, a user error or kiln's own
         # (whatever stops the attempt: the test breaks the graph as before it, never worse)
         state.roll_back()
@@ -98,26 +113,34 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False)
     return True
 
 
-def _select(tx, inst, value, when, snap, state, objects, saved, keep) -> None:
+def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return) -> None:
     k, t = inst.index, inst.target
     n = len(tx.decoded.instructions)
     before = state.before
     unbacked = len(tx.output.unbacked_sizes)
     join = _join(tx.decoded.instructions, k, t)
-    end = _run(tx, k + 1, None, k + 1, t)                  # the side that falls through
+    # the side that falls through (to its return, where the other side returns)
+    end = _run(tx, k + 1, None, k + 1, n if to_return else t)
     fall = (list(tx.stack), dict(tx.locals), tx.result)
     fall_nodes = _new_nodes(tx, before)
     _unchanged(tx, snap, objects, saved)
     snap.restore(tx)
     if keep:
         tx.push(value)
+    if end == "return":
+        # (returned before the join, or past it through an inner select whose sides both
+        # return: 3.12+ copy a short tail such as ``return s`` into the side of an inner
+        # if that jumped to it, where 3.11 jumps to one past the join)
+        join = None
     if join is None:                                       # it returns: so must the other
         if fall[2] is None or _run(tx, t, None, t, n) != "return":
             raise _Decline()
     elif end != join or fall[2] is not None:
         raise _Decline()
-    elif join != t and _run(tx, t, join, t, join) != join:  # an else side, which must
-        raise _Decline()                                   # reach the join (not return)
+    elif join != t and _run(tx, t, join, t, join) != join:  # an else side
+        if tx.result is not None:
+            raise _ToReturn()
+        raise _Decline()
     jumped = (list(tx.stack), dict(tx.locals), tx.result)
     _unchanged(tx, snap, objects, saved)
     if len(tx.output.unbacked_sizes) != unbacked:
@@ -180,8 +203,8 @@ def _join(instructions: list, k: int, t: int) -> int | None:
             raise _Decline()
         if i == k or ins.target is None or (i == t - 1 and join is not None and join != t):
             continue
-        if not i < ins.target <= (t if i < t else join):
-            raise _Decline()
+        if not (i < ins.target <= (t if i < t else join) or i < ins.target == join):
+            raise _Decline()     # (an inner if's side may jump to the join: 3.11's nested if)
     return join
 
 

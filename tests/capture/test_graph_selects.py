@@ -104,6 +104,48 @@ def early_return(x):
     return x.sum() / x.size
 
 
+def nested_if(x):
+    # 3.12+ copy ``return s`` into the inner if's first side: the inner select returns, past
+    # the outer one's join (it broke at the outer test on 3.12/3.13, not on 3.11)
+    s, m = x.sum(), x.max()
+    if s > 0:
+        if m > 2.0:
+            s = s + m
+        else:
+            s = s - m
+    return s
+
+
+def nested_if_else(x):
+    # 3.11: the inner if's first side jumps to the outer join, past the outer else (it broke
+    # at the outer test on 3.11, not on 3.12/3.13)
+    s, m = x.sum(), x.max()
+    if s > 0:
+        if m > 2.0:
+            s = s + m
+        else:
+            s = s - m
+    else:
+        s = -s
+    return s
+
+
+def return_in_else_side(x):
+    # the else side returns inside an inner select: both sides run on to their return (on
+    # 3.11 the outer select merged the else side's locals from before the inner if and went
+    # on at the join: -4.0 where NumPy gives -3.5 for [-2, -1, -0.5])
+    s, m = x.sum(), x.max()
+    if s > 0:
+        s = s + 1
+    else:
+        if m > -0.75:
+            return s + m
+        s = s - m
+    return s
+
+
+NESTED_CALLS = [(np.arange(4.0),), (np.array([0.5, 1.0, 1.0]),), (-np.ones(3),)]
+
 CASES = [
     (dbfs, [(np.zeros(4),), (np.arange(4.0),)]),
     (newton_step, [(np.zeros(3), 2.0), (np.ones(3), 2.0)]),
@@ -116,6 +158,9 @@ CASES = [
     (pair, [(np.arange(3.0),), (-np.arange(3.0),)]),
     (std_or_one, [(np.ones(3),), (np.arange(3.0),)]),
     (early_return, [(np.ones(3),), (np.arange(3.0),)]),
+    (nested_if, NESTED_CALLS),
+    (nested_if_else, NESTED_CALLS),
+    (return_in_else_side, [(np.ones(3),), (np.array([-2.0, -1.0, -0.5]),), (-np.ones(3),)]),
 ]
 
 
