@@ -69,8 +69,8 @@ class _Decline(Exception):
 def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False) -> bool:
     """The conditional jump ``inst`` (taken when ``value``'s truth is ``when``) as a select
     of its two sides; False: nothing changed, the test breaks as before. ``keep``: 3.11's
-    ``JUMP_IF_TRUE_OR_POP`` (``a or b``), whose ``value`` is on the stack and stays there
-    where the jump is taken."""
+    ``JUMP_IF_TRUE_OR_POP`` or ``JUMP_IF_FALSE_OR_POP`` (``a or b``, ``a and b``), whose
+    ``value`` is on the stack and stays there where the jump is taken."""
     if tx.output.loop_trace is not None:
         return False
     if not (isinstance(value, ArrayVariable) and value.scalar and not value.tensor
