@@ -74,9 +74,10 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False,
                to_return: bool = False) -> bool:
     """The conditional jump ``inst`` (taken when ``value``'s truth is ``when``) as a select
     of its two sides; False: nothing changed, the test breaks as before. ``keep``: 3.11's
-    ``JUMP_IF_TRUE_OR_POP`` (``a or b``), whose ``value`` is on the stack and stays there
-    where the jump is taken. ``to_return``: each side runs on past the join to its return
-    (a side returns inside the statement: ``if c: s = s + 1 else: if d: return s`` ...)."""
+    ``JUMP_IF_TRUE_OR_POP`` or ``JUMP_IF_FALSE_OR_POP`` (``a or b``, ``a and b``), whose
+    ``value`` is on the stack and stays there where the jump is taken. ``to_return``: each
+    side runs on past the join to its return (a side returns inside the statement: ``if c:
+    s = s + 1 else: if d: return s`` ...)."""
     if tx.output.loop_trace is not None:
         return False
     if not (isinstance(value, ArrayVariable) and value.scalar and not value.tensor
