@@ -133,6 +133,7 @@ class CompiledFunction:
         self.hook_family = next(_FAMILIES)   # the frame hook's key for this family's verdicts
         self.sized = False   # it ran as Python on a verdict other sizes may reverse
         self._quiet: tuple = (-1, False)   # (records seen, its unit compiled nothing then)
+        self._hops_from: int | None = None   # partial.HOPS when its first call began (_run_new)
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
 
@@ -276,7 +277,16 @@ class CompiledFunction:
         if entry is None:
             self.calls_uncompiled += 1
             return self.fn(*args, **kwargs)
-        result = entry.check(*args, **kwargs)
+        hops = 0
+        if self.root is self and self._hops_from is None:
+            self._hops_from = start = partial.HOPS[0]   # (family.resume_hops reads it)
+            try:
+                result = entry.check(*args, **kwargs)
+            finally:
+                self._hops_from = None
+            hops = partial.HOPS[0] - start
+        else:
+            result = entry.check(*args, **kwargs)
         if result is MISS and config.debug_checks:
             failed = "; ".join(describe_failure(g, s) for g, s in entry.failures(args, kwargs))
             raise AssertionError(f"kiln bug: the entry just compiled for {self.fn.__qualname__} "
@@ -290,8 +300,11 @@ class CompiledFunction:
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
             # calls as Python, as when nothing compiles at all. Where no size decided it
             # (as_python.sized), arrays up to this call's size keep the verdict
-            # (scikit-learn's euclidean_distances: 14 breaks in argument validation).
-            self._remember_python(args, kwargs, _SMALL if as_python.sized(self) else None)
+            # (scikit-learn's euclidean_distances: 14 breaks in argument validation), and
+            # so they do where the call hopped through resume functions many times
+            # (as_python.MANY_HOPS).
+            sized = as_python.sized(self) and hops < as_python.MANY_HOPS
+            self._remember_python(args, kwargs, _SMALL if sized else None)
         return result
 
     def after_hooked_call(self, slots: tuple) -> None:
@@ -381,10 +394,10 @@ class CompiledFunction:
                 self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
                 check, guards, graph, resumes_at, fast, python_before = made
-        # (a resume function's graph in a family that compiled nothing yet keeps the break's
-        # segment on every call, which running as Python would not: breaks=1)
+        # (a resume function's graph in a family that compiled nothing yet keeps the breaks'
+        # segments on every call, which running as Python would not: family.resume_hops)
         elif not frameless(self.fn, result) and (note := self._python_is_faster(
-                graph, breaks=int(self._is_resume and not self.root._compiled_anything()),
+                graph, breaks=family.resume_hops(self),
                 guards=guards, built=lambda: _built_kernels(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
                 lowered=lambda: _lowered_calls(

@@ -36,6 +36,14 @@ from .ops.loops import GIVE_UP, loop_bodies
 from .runtime import cost
 
 SMALL = cost.SMALL_ELEMENTS
+# A call that compiled nothing and ran this many continuations (resume functions after
+# breaks: capture/partial.py HOPS) keeps its verdict up to its own sizes even where sizes
+# decided something (``sized``: a list too long to capture that a smaller call's would
+# not be): at ~1-5 us a hop, its entries cost more than a smaller call's graph could
+# save, and that graph would keep the hops (family.resume_hops). Real21's FIFO cost basis
+# on 600 trades (2200 hops, its np.array of 300 floats too long to capture) kept
+# hopping with every resume function run as Python: 9.6x NumPy's time.
+MANY_HOPS = 8
 
 
 def frame_slots(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:

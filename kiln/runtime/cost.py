@@ -525,7 +525,7 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
         # complex128 values, took 2.5 us compiled against NumPy's 0.8)
         return _numpy_calls_only(graph, built)
     calls = [n for n in graph.nodes if n.kind == "call"]
-    extra = f" and {breaks} graph break" if breaks else ""
+    extra = f" and {breaks} graph break{'s' if breaks > 1 else ''}" if breaks else ""
     large = [n for n in calls if _large(n) and not touches_one_element(n)]
     cheap = sum(1 for n in large if not _fused(n.op))
     what = f" ({cheap} on larger arrays: NumPy calls that cost the same compiled)" if cheap else ""
