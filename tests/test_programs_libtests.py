@@ -442,3 +442,46 @@ def test_a_numpy_scalars_astype_and_item_keep_one_entry():
         np.testing.assert_array_equal(np.array(got[:6], dtype=complex), np.array(want[:6], dtype=complex))
     # (float64 to float32 may overflow and warn: that one is still specialized)
     assert len(g.cache_entries) == 3
+
+
+# scikit-fuzzy's _cmeans0 (cluster centers `um.dot(data) / np.atleast_2d(um.sum(axis=1)).T`
+# over c clusters): np.atleast_2d of the 1-d sums was a reshape to (1, c), and the reshape's
+# target pinned the dynamic length back (guard `u_old.shape[0] == c` after "marking
+# dynamic"), one cache entry per cluster count: the recompile limit of 8 in its tests
+def _centers(u, data):
+    um = u ** 2.0
+    return um.dot(data.T) / np.atleast_2d(um.sum(axis=1)).T, np.atleast_3d(um[:, 0]), \
+        np.atleast_3d(um), np.atleast_1d(um[0, 0])
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_atleast_nd_keeps_a_dynamic_length_dynamic(backend):
+    rng = np.random.default_rng(3)
+    f = kiln.compile(_centers, backend=backend)
+    data = rng.random((2, 30))
+    for c in range(2, 7):
+        u = rng.random((c, 30))
+        for got, want in zip(f(u, data), _centers(u, data)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+            assert got.shape == want.shape and got.dtype == want.dtype
+    assert len(f.cache_entries) == 2
+
+
+# scikit-fuzzy's cmeans keeps its objective's history, `jm = np.hstack((jm, Jjm))`, across
+# its loop (a graph break every iteration): hstack's promotion of the 0-d Jjm carried every
+# array's shape as a parameter, jm's growing length with it (guard `jm.shape[0] == 7` after
+# "marking dynamic"): one entry per iteration count. An array joined as it is has no shape there
+def _history(jm, x, rows, row):
+    return np.hstack((jm, x.sum())), np.hstack((x.sum(), jm, 2.0)), np.vstack((rows, row)), \
+        np.column_stack((jm, jm))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_hstack_of_a_growing_array_and_a_scalar_keeps_one_entry(backend):
+    f = kiln.compile(_history, backend=backend)
+    for n in range(2, 7):
+        args = (np.arange(float(n)), np.ones(3), np.ones((n, 3)), np.arange(3.0))
+        for got, want in zip(f(*args), _history(*args)):
+            np.testing.assert_array_equal(got, want)
+            assert got.shape == want.shape and got.dtype == want.dtype
+    assert len(f.cache_entries) == 2

@@ -80,14 +80,16 @@ def _check_out(arrays: tuple, dtype: np.dtype | None, casting: str, out: Any) ->
 
 
 # -- concatenate --------------------------------------------------------------------------
-# ``shapes`` (None, or one shape per array) reshapes the arrays before joining them: it is
-# how hstack/vstack/dstack/column_stack promote lower-rank arrays (a reshape that only adds
-# unit axes) without a normalizer having to call ops. np.concatenate itself never sets it.
+# ``shapes`` (None, or one shape per array, None for an array joined as it is) reshapes the
+# arrays before joining them: it is how hstack/vstack/dstack/column_stack promote lower-rank
+# arrays (a reshape that only adds unit axes) without a normalizer having to call ops.
+# np.concatenate itself never sets it.
 
 def _joined_shapes(arrays: tuple, shapes: tuple | None) -> list:
     own = [tuple(shape_of(a)) for a in arrays]
     if shapes is None:
         return own
+    shapes = [o if s is None else s for o, s in zip(own, shapes)]
     for o, s in zip(own, shapes):
         # A promotion only adds unit axes: the same number of elements. Checked so that a
         # size known only at run time (the length of x[mask]) that the promoted shape
@@ -103,7 +105,7 @@ def _concatenate_impl(arrays: tuple, axis: int | None, dtype: Any, casting: str,
     if shapes is not None:
         # (the method where there is one: np.reshape's dispatch through a generator cost
         # ~5 us for two pieces, more than np.column_stack's whole call)
-        arrays = [a.reshape(s) if hasattr(a, "reshape") else np.reshape(a, s)
+        arrays = [a if s is None else a.reshape(s) if hasattr(a, "reshape") else np.reshape(a, s)
                   for a, s in zip(arrays, shapes)]
     return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
 
@@ -303,10 +305,12 @@ concatenate.lowering = {"join": "concatenate"}
 # carries the promoted shapes: normalizers never call ops (capture binds them on metas).
 
 def _promoted(arrays: tuple, promote) -> tuple | None:
-    """The promoted shape of each array, or None when no array changes."""
+    """The promoted shape of each array (None for one that keeps its own: a parameter naming
+    a dynamic size would pin it, the `np.hstack((jm, j))` of a growing history), or None
+    when no array changes."""
     own = [tuple(shape_of(a)) for a in arrays]
-    new = tuple(promote(s) for s in own)
-    return None if list(new) == own else new
+    new = tuple(None if promote(s) == s else promote(s) for s in own)
+    return None if all(s is None for s in new) else new
 
 
 def _atleast_1d(s):

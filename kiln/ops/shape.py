@@ -124,7 +124,7 @@ spell(method_key("reshape"), reshape, _method_reshape_normalize, "ndarray.reshap
 
 
 def _atleast_normalizer(n: int):
-    """np.atleast_nd(x) is a reshape; several arrays at once would return a tuple."""
+    """np.atleast_nd(x) inserts unit axes (a view); several arrays at once would return a tuple."""
 
     def normalize(*arys):
         if len(arys) != 1:
@@ -138,14 +138,16 @@ def _atleast_normalizer(n: int):
             # NumPy hands back the array itself; so does a squeeze of no axes (a reshape would
             # be a new view object)
             return Bound(squeeze, (x,), {"axis": ()})
-        if len(shape) < n:
-            if n == 3 and len(shape) == 2:
-                shape = shape + (1,)
-            elif n == 3 and len(shape) == 1:
-                shape = (1,) + shape + (1,)
-            else:
-                shape = (1,) * (n - len(shape)) + shape
-        return Bound(reshape, (x,), {"shape": shape})
+        # unit axes inserted, not a reshape to the new shape: a reshape's target names every
+        # length, so a dynamic one (skfuzzy's `np.atleast_2d(um.sum(axis=1))` over c clusters)
+        # was pinned, one cache entry per length
+        if n == 3 and len(shape) == 2:
+            axes = (2,)
+        elif n == 3 and len(shape) == 1:
+            axes = (0, 2)
+        else:
+            axes = tuple(range(n - len(shape)))
+        return Bound(expand_dims, (x,), {"axis": axes})
 
     return normalize
 
