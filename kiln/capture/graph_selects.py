@@ -117,7 +117,7 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep) -> None:
     # trackers held where the sides' stacks and locals are not (containers, cells, objects)
     elsewhere = {id(v) for v in snap.cell_values() + list(tx.output.wrapped.values())
                  + [v for c, _ in snap.containers for v in _items(c)]
-                 + [v for _, stored in snap.objects for v in stored.values()]}
+                 + [v for _, stored in snap.objects for v in stored.values()]} | _inside(snap)
     if not isinstance(value, ArrayVariable):
         # a Python bool or int: its np.bool_ for np.where (made before either side, which
         # may quiet an op by it; a decline's roll-back takes it out again)
@@ -398,6 +398,22 @@ def _holders(side: tuple) -> dict:
         if isinstance(v, TupleVariable) and count[id(v)] == 1:
             todo.extend(v.item_list)
     return count
+
+
+def _inside(snap: _Snapshot) -> set:
+    """The ids of what the stack's and the locals' other trackers hold in their attributes
+    (an iterator over an array, a bound method ``m = y.sum``, an array's base): a select
+    standing for such an array would part it from them."""
+    found: set = set()
+    for v in list(snap.stack) + list(snap.locals.values()):
+        if isinstance(v, (ArrayVariable, ConstantVariable)):
+            if isinstance(v, ArrayVariable) and v.base is not None:
+                found.add(id(v.base))
+            continue
+        for item in getattr(v, "__dict__", {}).values():
+            for x in (item if isinstance(item, (list, tuple)) else (item,)):
+                found.add(id(x))
+    return found
 
 
 def _own_array(v: Any, made: set, held: dict, other: dict, elsewhere: set) -> bool:

@@ -143,3 +143,34 @@ def test_a_listed_array_is_not_replaced():
     compiled = kiln.compile(kept_in_a_list)
     for n in (1, 2, 5):
         assert compiled(np.linspace(0, 1, 8), n)[0] is kept_in_a_list(np.linspace(0, 1, 8), n)[0]
+
+
+# -- an array made before the branch stands on the untaken side only where nothing else
+# -- holds it (without _inside these two gave the old array's sum / elements: wrong)
+
+def bound_method_kept(x):
+    y = x * 2
+    m = y.sum                            # holds y: y[0] = 50 must reach it
+    if y.max() > 100:
+        y = y - 1
+    y[0] = 50.0
+    return m(), y
+
+
+def iterated_while_rebound(x):
+    y = x * 2
+    out = []
+    for e in y:                          # the iterator walks y, which y[1] = 7 writes
+        if y.max() > 100:
+            y = y - 1
+        y[1] = 7.0
+        out.append(e)
+    return np.array(out), y
+
+
+@pytest.mark.parametrize("fn", [bound_method_kept, iterated_while_rebound], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_array_another_value_holds_is_not_replaced(fn, backend):
+    compiled = kiln.compile(fn, backend=backend)
+    for x in (np.arange(4.0), np.arange(4.0) * 100, np.arange(4.0)):
+        _same(_outcome(compiled, x), _outcome(fn, x))
