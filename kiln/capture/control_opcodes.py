@@ -28,8 +28,16 @@ class ControlOpcodes:
                     self.ip = inst.target
             return
         chain = self.__dict__.get("while_tests")
-        if chain is not None and self.output.loop_trace is None and chain.take(self, inst, value, when):
-            return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
+        if chain is not None and self.output.loop_trace is None:
+            # an ``if`` in the body of a graph loop being traced (``if t % 10 == 0: u = ...``
+            # on its counter, ``if s > best: best = s``) whose sides are cheap and pure is a
+            # select (a while test or ``if c: break`` is not: the select declines those)
+            from .graph_selects import try_select
+            if not isinstance(value, ConstantVariable) and inst.target > inst.index \
+                    and try_select(self, inst, value, when):
+                return
+            if chain.take(self, inst, value, when):
+                return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
         if self.output.loop_trace is not None and getattr(value, "loop_value", False):
             from .loop_branches import branch   # a data-dependent if/else in a loop body
             from .loop_heads import try_while   # or a while loop's test there: a nested node

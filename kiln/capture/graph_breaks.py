@@ -285,7 +285,8 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
         raise LoopFallback("no break on a value the graph computes")
     if chain.tests and not sites:
         raise LoopFallback("an if on a value the graph computes ('if i % 10 == 0:' on the loop "
-                           "variable, or on the data): the while form has no branches")
+                           "variable, or on the data) that is no select (a side that writes, "
+                           "may raise or is not cheap): the while form has no branches")
     if tx.locals.get(i_name) is not item:
         raise LoopFallback("the body rebinds the loop variable")
     exits = {}

@@ -1,4 +1,7 @@
-"""A data-dependent ``if`` outside loop bodies whose sides are cheap and pure, as a select.
+"""A data-dependent ``if`` whose sides are cheap and pure, as a select: outside loop
+bodies, and in the body of a graph loop being traced (``if t % 10 == 0: u = u - u.mean()``
+on its counter, ``if s > best: best = s``; the translator's ``jump_if`` asks before the
+loop's test chain, and the sides may meet at the jump back to the loop's ``FOR_ITER``).
 
 ``step = fx / d if d != 0 else np.inf`` or ``if mad == 0: mad = 1e-12`` on a NumPy
 scalar the graph computed broke the graph at the test (the truth value of an array is
@@ -38,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from .graph_loop import _State, _trackers
+from .bytecode_facts import BACKWARD_JUMPS
+from .graph_loop import _items, _State, _trackers
 from .loop_snapshot import _Snapshot
 from .variables.arrays import ArrayVariable, PyValueVariable
 from .variables.base import ConstantVariable, VariableTracker
@@ -81,7 +85,8 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False,
     if tx.output.loop_trace is not None:
         return False
     if not (isinstance(value, ArrayVariable) and value.scalar and not value.tensor
-            and value.meta.shape == () and value.meta.dtype.kind in "biuf"):
+            and value.meta.shape == () and value.meta.dtype.kind in "biuf") \
+            and not _number_test(value):
         return False
     if inst.target <= inst.index:
         return False
@@ -114,14 +119,40 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False,
     return True
 
 
+def _number_test(value: VariableTracker) -> bool:
+    """A bool or int a graph loop's body computes (``t % 10 == 0`` of its counter: a
+    ``ScalarValueVariable``, kiln/capture/loops.py), whose truth is Python's."""
+    from .loops import ScalarValueVariable
+    return isinstance(value, ScalarValueVariable) and type(value.example) in (bool, int, np.bool_)
+
+
 def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return) -> None:
     k, t = inst.index, inst.target
     n = len(tx.decoded.instructions)
     before = state.before
+    # trackers held where the sides' stacks and locals are not (containers, cells, objects)
+    elsewhere = {id(v) for v in snap.cell_values() + list(tx.output.wrapped.values())
+                 + [v for c, _ in snap.containers for v in _items(c)]
+                 + [v for _, stored in snap.objects for v in stored.values()]} | _inside(snap)
+    if not isinstance(value, ArrayVariable):
+        # a Python bool or int: its np.bool_ for np.where (made before either side, which
+        # may quiet an op by it; a decline's roll-back takes it out again)
+        from .loops import apply_scalar
+        value = apply_scalar(tx, "np.bool", [value])
+        before = before | {id(value.node)}
     unbacked = len(tx.output.unbacked_sizes)
-    join = _join(tx.decoded.instructions, k, t)
-    # the side that falls through (to its return, where the other side returns)
-    end = _run(tx, k + 1, None, k + 1, n if to_return else t)
+    back = _back_edge(tx.decoded.instructions, k, t)
+    join = None if back is not None else _join(tx.decoded.instructions, k, t)
+    if back is not None:
+        # both sides end in the jump back to the head of the loop they are in (3.12+'s
+        # ``if c: u = ...`` as a for body's last statement): they meet at that jump
+        fall_end, join = back
+        end = _run(tx, k + 1, fall_end, k + 1, fall_end + 1)
+        join_fall = fall_end
+    else:
+        # the side that falls through (to its return, where the other side returns)
+        end = _run(tx, k + 1, None, k + 1, n if to_return else t)
+        join_fall = join
     fall = (list(tx.stack), dict(tx.locals), tx.result)
     fall_nodes = _new_nodes(tx, before)
     _unchanged(tx, snap, objects, saved)
@@ -136,12 +167,13 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
     if join is None:                                       # it returns: so must the other
         if fall[2] is None or _run(tx, t, None, t, n) != "return":
             raise _Decline()
-    elif end != join or fall[2] is not None:
+    elif end != join_fall or fall[2] is not None:
         raise _Decline()
-    elif join != t and _run(tx, t, join, t, join) != join:  # an else side
-        if tx.result is not None:
-            raise _ToReturn()
-        raise _Decline()
+    elif join != t:                                        # an else side
+        if _run(tx, t, join, t, join + (back is not None)) != join:
+            if tx.result is not None and back is None and not to_return:
+                raise _ToReturn()
+            raise _Decline()
     jumped = (list(tx.stack), dict(tx.locals), tx.result)
     _unchanged(tx, snap, objects, saved)
     if len(tx.output.unbacked_sizes) != unbacked:
@@ -162,7 +194,8 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
     held = {True: _holders(live(true_side)), False: _holders(live(false_side))}
 
     def merge(a, b):
-        return _merge(tx, cond, a, b, lambda v, side: _own_array(v, made[side], held[side]))
+        return _merge(tx, cond, a, b, lambda v, side: _own_array(
+            v, made[side], held[side], held[not side], elsewhere))
     if join is None:
         result = merge(true_side[2], false_side[2])
         tx.stack, tx.locals = list(snap.stack), dict(snap.locals)
@@ -207,6 +240,28 @@ def _join(instructions: list, k: int, t: int) -> int | None:
         if not (i < ins.target <= (t if i < t else join) or i < ins.target == join):
             raise _Decline()     # (an inner if's side may jump to the join: 3.11's nested if)
     return join
+
+
+def _back_edge(instructions: list, k: int, t: int) -> tuple | None:
+    """``(fall_end, jump_end)`` where both sides of the jump at ``k`` to ``t`` end in a
+    backward jump to the ``FOR_ITER`` of a loop holding them (``fall_end = t - 1`` and
+    the first such jump from ``t``), every other jump in each side going forward and
+    staying inside it; None: another shape (``_join``'s)."""
+    last = instructions[t - 1]
+    head = last.target
+    if last.opname not in BACKWARD_JUMPS or head is None or head >= k \
+            or instructions[head].opname != "FOR_ITER" or instructions[head].target <= t:
+        return None
+    end = next((e for e in range(t, instructions[head].target)
+                if instructions[e].opname in BACKWARD_JUMPS), None)
+    if end is None or instructions[end].target != head:
+        return None
+    for lo, hi in ((k + 1, t - 1), (t, end)):
+        for i in range(lo, hi):
+            ins = instructions[i]
+            if ins.in_try or ins.target is not None and not i < ins.target <= hi:
+                raise _Decline()
+    return t - 1, end
 
 
 def _run(tx, start: int, stop: int | None, lo: int, hi: int) -> Any:
@@ -290,6 +345,12 @@ def _check_and_quiet(tx, nodes: list, cond: ArrayVariable, side_true: bool) -> N
     graph = tx.output.graph
     for node in nodes:
         op = node.target
+        if op.name == "scalar_fn":
+            # Python's (or NumPy scalar) math in a graph loop's body: none that may raise or warn
+            from .loop_predicates import may_raise, may_warn
+            if may_raise(node.kwargs["fn"], node.args[0]) or may_warn(node.kwargs["fn"], node.args[0]):
+                raise _Decline()
+            continue
         if has_side_effects(node) or _may_raise(node) or op.state is not None \
                 or node.meta.get("sizes_meet") or not _cheap(node) \
                 or reads_error_mode(op) and op.name not in BY_UFUNC_PARAM:
@@ -363,12 +424,32 @@ def _holders(side: tuple) -> dict:
     return count
 
 
-def _own_array(v: Any, made: set, held: dict) -> bool:
+def _inside(snap: _Snapshot) -> set:
+    """The ids of what the stack's and the locals' other trackers hold in their attributes
+    (an iterator over an array, a bound method ``m = y.sum``, an array's base): a select
+    standing for such an array would part it from them."""
+    found: set = set()
+    for v in list(snap.stack) + list(snap.locals.values()):
+        if isinstance(v, (ArrayVariable, ConstantVariable)):
+            if isinstance(v, ArrayVariable) and v.base is not None:
+                found.add(id(v.base))
+            continue
+        for item in getattr(v, "__dict__", {}).values():
+            for x in (item if isinstance(item, (list, tuple)) else (item,)):
+                found.add(id(x))
+    return found
+
+
+def _own_array(v: Any, made: set, held: dict, other: dict, elsewhere: set) -> bool:
     """Is ``v`` an array of at most one dim its side made, which nothing else can reach (not
     a view, no views, held in one place), so that a new array in its place is the same to
-    Python?"""
+    Python? One the graph made before the branch counts too where only this side's one
+    place holds it (not the other side, no container, cell or object: ``u = step(u); if t
+    % 10 == 0: u = u - u.mean()``, whose untaken side keeps ``step(u)``)."""
     return isinstance(v, ArrayVariable) and not v.tensor and not v.scalar and v.fresh \
-        and v.base is None and not v.has_views and id(v.node) in made and held.get(id(v)) == 1 \
+        and v.base is None and not v.has_views and not v.read_only and held.get(id(v)) == 1 \
+        and (id(v.node) in made or v.node.kind == "call" and not other.get(id(v))
+             and id(v) not in elsewhere) \
         and len(v.meta.shape) <= 1 and all(d is None for d in v.dims)
 
 
@@ -393,6 +474,8 @@ def _merge(tx, cond: ArrayVariable, a: VariableTracker, b: VariableTracker,
         return _where(tx, cond, a, b)
     if isinstance(a, PyValueVariable) or isinstance(b, PyValueVariable):
         return _python_number(tx, cond, a, b)
+    if _loop_number(a) or _loop_number(b):
+        return _loop_numbers(tx, cond, a, b)
     if isinstance(a, ConstantVariable) and isinstance(b, ConstantVariable):
         va, vb = a.value, b.value
         if type(va) is type(vb) and type(va) in (bool, int, float) and _fits(va, vb):
@@ -424,6 +507,29 @@ def _python_number(tx, cond, a, b) -> VariableTracker:
         raise _Decline()
     pick = [v.array if isinstance(v, PyValueVariable) else v for v in (a, b)]
     return PyValueVariable(_where(tx, cond, *pick), kinds.pop())
+
+
+def _loop_number(v: Any) -> bool:
+    from .loops import ScalarValueVariable
+    return isinstance(v, ScalarValueVariable)
+
+
+def _loop_numbers(tx, cond, a, b) -> VariableTracker:
+    """Numbers a graph loop's body computes (``ScalarValueVariable``: a carried ``t +=
+    dt``, its counter) on one side at least, and on the other one of the same type or a
+    constant of it (not NaN: see ``_fits``): Python's ``a if cond else b`` in the graph
+    (``scalar_fn`` select), which keeps the Python (or NumPy) type."""
+    from .loops import apply_scalar, stand_in
+
+    def kind(v: Any) -> Any:
+        if _loop_number(v):
+            return type(v.example)
+        if isinstance(v, ConstantVariable) and stand_in(v.value) is not None and v.value == v.value:
+            return type(v.value)
+        return None
+    if kind(a) is None or kind(a) is not kind(b):
+        raise _Decline()
+    return apply_scalar(tx, "select", [cond, a, b])
 
 
 def _where(tx, cond, a, b) -> VariableTracker:

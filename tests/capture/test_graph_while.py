@@ -195,6 +195,16 @@ def _branchy(u, tol):
     return u
 
 
+def _branchy_writes(u, tol):
+    err = tol + 1.0
+    while err > tol:
+        u = 0.5 * (u + np.roll(u, 1))
+        if u.sum() > 1e9:
+            u[0] = 0.0           # a side that writes: no select (stop 59's select takes _branchy)
+        err = np.abs(u - np.roll(u, 1)).max()
+    return u
+
+
 def _breaks(u, tol):
     err = tol + 1.0
     while err > tol:
@@ -211,9 +221,17 @@ def _rebinds_argument(x, tol):
     return x
 
 
+def test_a_branch_of_cheap_pure_sides_is_a_select_in_the_body():
+    # stop 59: ``if u.sum() > 1e9: u = u * 0.5`` is a select; the untaken side keeps the
+    # array the body made before the if
+    args = (np.linspace(0, 1, 20), 1e-3)
+    check_program(_branchy, [args, (args[0] * 2, args[1]), (args[0] * 1e9, args[1])], "cpp")
+    assert "graph loop node (graph_while" in _notes(_branchy, *args)
+
+
 @pytest.mark.parametrize("fn, args, why", [
     (_swap, (np.linspace(0, 1, 20) ** 2, np.linspace(0, 1, 20) ** 2, 1e-3), "names change places"),
-    (_branchy, (np.linspace(0, 1, 20), 1e-3), "not a graph while loop either"),
+    (_branchy_writes, (np.linspace(0, 1, 20), 1e-3), "not a graph while loop either"),
     (_breaks, (np.linspace(0, 1, 20), 1e-3), "not a graph while loop either"),
     (_rebinds_argument, (np.linspace(0, 1, 20), 1e-3), "must stay the same object"),
 ])

@@ -432,7 +432,7 @@ def test_explain_and_cli_say_which_graphs_sit_around_each_break(tmp_path):
                       "def f(x):\n"
                       "    y = x + 1\n"
                       "    if y.sum() > 0:\n"
-                      "        y = y * 2\n"
+                      "        y *= 2\n"   # (y = y * 2: a select since stop 59)
                       "    print('p', file=__import__('sys').stderr)\n"
                       "    return y - 1\n"
                       "f(np.ones(3))\n")

@@ -25,8 +25,8 @@ def over_array_arg(x, pts):
     acc = np.zeros_like(x)
     for z in pts:
         y = np.sin(x * z) + z
-        if y.sum() > 0:            # a break on the data
-            y = -y
+        if y.sum() > 0:            # a break on the data (y = -y would be a select since
+            y *= -1                # stop 59: y is held once; an in-place side is not)
         acc += y * z
     return acc
 
