@@ -109,3 +109,20 @@ def test_a_statement_ends_at_a_return():
     end = P._statement_end(facts, start, get_iter)
     assert facts.names[end] in bf.LEAVES_FRAME   # not on into the handlers after it
     assert P._statement_end(facts, get_iter, get_iter) == get_iter   # (its stack's floor)
+
+
+def cell_comprehension(x, vocab):
+    return [max(vocab, key=lambda w: x[r, vocab[w]]) for r in range(2)]
+
+
+def test_a_saved_cell_is_a_value():
+    # 3.12+: a comprehension variable a closure captures is a cell; the slot the
+    # comprehension saves holds the frame's cell (made in the prologue), never NULL, so a
+    # region from the save (capture.flow.region runs the statement from it) is built
+    facts = R.code_facts(cell_comprehension.__code__)
+    if "LOAD_FAST_AND_CLEAR" not in facts.names:
+        assert bf.PY == (3, 11)
+        return
+    save = _first(facts, "LOAD_FAST_AND_CLEAR")
+    assert bf.is_cell(facts.args[save], facts.code)
+    assert E.exit_kinds(facts, save, save, frozenset(), ())[save + 1][-1] == E.VALUE
