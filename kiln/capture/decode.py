@@ -17,7 +17,8 @@ from typing import Any
 import bytecode
 from bytecode import Instr, Label, SetLineno
 
-from .bytecode_facts import for_iter_skip, is_synthetic_handler
+from .bytecode_facts import for_iter_skip
+from .comprehension_facts import is_synthetic_handler
 
 
 @dataclass

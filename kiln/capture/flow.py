@@ -24,6 +24,7 @@ from typing import Any
 from dataclasses import dataclass, field
 
 from . import bytecode_facts as bf
+from . import comprehension_facts as cf
 from .decode import code_key, decode, exception_entries, handlers_by_instruction
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
@@ -121,7 +122,7 @@ def _liveness(facts: CodeFacts) -> list[frozenset]:
     n = len(facts.names)
     uses: list[set] = [set() for _ in range(n)]
     defs: list[set] = [set() for _ in range(n)]
-    saves, restores = bf.comprehension_restores(
+    saves, restores = cf.comprehension_restores(
         facts.names, facts.args, facts.targets,
         lambda k: None if facts.handler_of[k] is None else facts.entries[facts.handler_of[k]][2])
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
@@ -238,9 +239,9 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                 start, end = _protected_block(facts, handler, start, end)
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
-                if bf.COLD_HANDLERS and bf.is_synthetic_handler(names, facts.args, handler):
+                if bf.COLD_HANDLERS and cf.is_synthetic_handler(names, facts.args, handler):
                     # the comprehension's save of a cell runs with it (3.11: its call)
-                    start = bf.cell_save_start(names, start)
+                    start = cf.cell_save_start(names, start)
                 a, b = min(a, start), max(b, end, handler_end)
         if bf.COLD_HANDLERS:
             a, b = _enclosing(facts, a, b, opened)

@@ -41,6 +41,7 @@ from ..errors import is_kiln_frame
 from ..ir import Graph
 from ..ops.registry import CALLER_FRAME_READERS
 from . import bytecode_facts as bf
+from . import exit_stacks
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
@@ -154,14 +155,32 @@ def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | 
     # A break inside an expression (``np.zeros(len(rows))``, ``np.uint16(int(s) << 8)``)
     # leaves what the region pushed before it on the exit's stack: a pending call's
     # callable and its NULL-or-self slot, which only run time decides (a NULL stored to
-    # ``___tmp0`` raised UnboundLocalError). The region runs to the statement's end.
-    while b + 1 < len(facts.names) and facts.depth[b + 1] is not None \
-            and facts.depth[b + 1] > facts.depth[a]:
-        b += 1
+    # ``___tmp0`` raised UnboundLocalError on 3.11 and crashed 3.12). The region runs to
+    # the statement's end (_statement_end).
+    b = _statement_end(facts, a, b)
     if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
             or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
         return None
     return BreakPlan(o.from_original(a), a, b, bp.code, bp.opened, note)
+
+
+def _statement_end(facts, a: int, b: int) -> int:
+    """The end of the statement ``b`` is in, for a region from ``a``: the last instruction
+    before the stack is back at the lowest depth it has in ``[a, b]`` (not its depth at
+    ``a``: a resume function entered mid-statement starts above it, and real21's FIFO
+    lots, ``np.array([l[1] for l in lots])`` after ``np.array([l[0] ...], dtype=...)``,
+    left the second call's NULL on the exit's stack). Unreachable instructions do not end
+    it (3.12's END_FOR after an inlined comprehension's loop: the loop's exit skips it;
+    stopping there ended the region inside the statement), a return or raise does."""
+    base = min((d for d in facts.depth[a:b + 1] if d is not None), default=None)
+    k = b + 1
+    while base is not None and k < len(facts.names) and facts.names[b] not in bf.LEAVES_FRAME:
+        if facts.depth[k] is not None:
+            if facts.depth[k] <= base:
+                break
+            b = k
+        k += 1
+    return b
 
 
 class Continuation:
@@ -311,6 +330,9 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             t_nulls = tuple(p for p in kept if p < depth)
             exit_specs.append(R.Exit(t, depth, t_nulls,
                                      ResumeDispatch(resume_factory, bp.code, t, depth, t_nulls)))
+    if not exit_stacks.proven(facts, a, b, bp.opened, nulls,
+                              {e.target: (e.depth, e.nulls) for e in exit_specs}):
+        return None   # an exit could store a NULL as a value, or a value as NULL: a crash
     seg_code = R.segment_code(bp.code, a, b, len(stack), nulls, local_names, exit_specs, bp.opened)
     seg = types.FunctionType(seg_code, fn.__globals__, fn.__name__, None, fn.__closure__)
     extra = {"_kiln_seg": seg}

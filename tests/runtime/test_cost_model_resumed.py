@@ -75,3 +75,26 @@ def test_a_tail_after_a_break_before_any_work_prices_the_segment():
     for x in (A, A * 3.0, A):
         assert compiled(x) == tail_after_try(x)
     assert compiled._as_python is not None   # the root's verdict: no segment, no guards
+
+
+def lots_left(qty):
+    from collections import deque
+    lots = deque([q, 2.0] for q in qty.tolist())
+    left = np.array([lot[0] for lot in lots], dtype=np.int64)   # breaks: iterating a deque
+    basis = np.array([lot[1] for lot in lots])                   # breaks again, mid-statement
+    return left, basis
+
+
+def test_a_priced_out_region_from_a_resume_entered_mid_statement_runs_to_that_statement_s_end():
+    # The resume function after the first break starts inside ``np.array(...)`` of the
+    # first line (three values on its stack); the second break's graph priced out, and the
+    # region from the resume's start ran until the stack was back at those three values,
+    # not to the second statement's end: its exit held the second np.array's NULL
+    # (UnboundLocalError '___tmp0', real21's FIFO cost basis; its Ramer-Douglas-Peucker
+    # raised IndexError building the resume function). The region ends with the statement.
+    compiled = kiln.compile(lots_left)
+    for n in (2, 5, 5):
+        qty = np.arange(1, n + 1)
+        for got, want in zip(compiled(qty), lots_left(qty)):
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype
