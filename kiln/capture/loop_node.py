@@ -26,6 +26,7 @@ from .loop_appends import forget as forget_appends
 from .loop_appends import take as take_appends
 from .loop_branches import _WIDENS, _stored
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
+from .loop_zero_trips import after_node, check_zero_trip_items, runs_at_least_once, start_kinds
 from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
                            _return_after, _return_names, _returns)
 from .loop_snapshot import _Snapshot
@@ -384,13 +385,10 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         raise LoopFallback("a while True loop that neither breaks nor returns")
     if swaps and any(end.get(n) is not snap.locals[swaps[n]] for n in swaps):
         raise LoopFallback("the body swaps arrays on some paths only")
-    if region.cont is None and all(isinstance(b, ConstantVariable) for b in bounds) \
-            and not len(range(*(b.value for b in bounds))) and any(
-                type(types[n]) is not type(_type_of(start[n])) for n in names if n in start):
-        # zero trips leave a carried value as it started, in its own type (np.int8(0)
-        # where the body makes np.int16): nothing to compile
-        raise LoopFallback("zero trips, and the body changes a carried value's type")
-    _emit(tx, region, bounds, snap, trace, names, types, phs, end, start, swaps)
+    check_zero_trip_items(trace.graph, [end[n] for n in names])   # (inner loops': loop_zero_trips.py)
+    nonzero = runs_at_least_once(tx, region.cont, bounds, names, types, start, _pseudo_name)
+    _emit(tx, region, bounds, snap, trace, names, types, phs, end, start, swaps, nonzero)
+    after_node(tx, nonzero, bounds, start)
     if buffered:
         bind_appends(tx, snap)
 
@@ -424,7 +422,7 @@ def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
 
 
 def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, names: list,
-          types: dict, phs: dict, end: dict, start: dict, swaps: dict) -> None:
+          types: dict, phs: dict, end: dict, start: dict, swaps: dict, nonzero: Any = False) -> None:
     graph = trace.graph
     swapped = swap_results(tx, trace, start, end, swaps)
     tx.locals = dict(snap.locals)
@@ -438,10 +436,11 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         outs = [graph_value(tx, end[n]) for n in names]
     finally:
         tx.output.loop_trace = trace.parent
-    once = region.cont is None and all(isinstance(b, ConstantVariable) for b in bounds) \
+    once = nonzero is True or region.cont is None and all(isinstance(b, ConstantVariable) for b in bounds) \
         and len(range(*(b.value for b in bounds))) > 0 \
         and (tx.output.loop_trace is None or tx.output.loop_trace.active is None)
     flags = carried_flags(tx, graph, names, phs, outs, start, once)
+    kinds = start_kinds(tx, nonzero, flags, start) if isinstance(nonzero, list) else {}
     if flags:
         names, types, start = list(names), dict(types), dict(start)
         for fname, final, init in flags.values():
@@ -513,7 +512,8 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
             pending[n] = (_result(tx, item), item)
         elif is_flag(n):
             v, at = pending.pop(n[len(FLAG):])
-            tx.locals[n[len(FLAG):]] = flagged_result(tx, n, v, at, _result(tx, item), types[n[len(FLAG):]])
+            local = n[len(FLAG):]
+            tx.locals[local] = flagged_result(tx, n, v, at, _result(tx, item), types[local], kinds.get(local))
         elif n != COND:
             tx.locals[n] = _result(tx, item)
     for k, s in enumerate(written, start=n_scalars):

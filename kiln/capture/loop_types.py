@@ -133,8 +133,12 @@ class TypedByFlagVariable(VariableTracker):
         operand of the dtypes SAME_AS_WEAK names (not float32: the weak float keeps it)."""
         from .python_numbers import SAME_AS_WEAK
         from .variables.arrays import ArrayVariable
-        return isinstance(other, ArrayVariable) and not other.tensor \
-            and str(other.meta.dtype) in SAME_AS_WEAK.get(self.kind, ())
+        if not (isinstance(other, ArrayVariable) and not other.tensor
+                and str(other.meta.dtype) in SAME_AS_WEAK.get(self.kind, ())):
+            return False
+        numpy = getattr(self, "numpy", None)    # (an int whose NumPy type is np.float64)
+        return numpy is None or np.result_type(other.meta.dtype, self.kind(0)) == \
+            np.result_type(other.meta.dtype, numpy)
 
     def python_type(self) -> type:   # (type(t), isinstance(t, float)): Python tells
         self.tx.unsupported("data_dependent", f"the type of {self.describe()} is known only at run time")
@@ -271,13 +275,17 @@ def carried_flags(tx, graph: Any, names: list, phs: dict, outs: list, start: dic
 
 
 def flagged_result(tx, n: str, value: VariableTracker, item: Any, flag: VariableTracker,
-                   example: Any) -> VariableTracker:
+                   example: Any, kind: type | None = None) -> VariableTracker:
     """A flagged local after its loop node: in the function's graph, the value that breaks
-    on use; in an enclosing body, the NumPy-typed value whose item names its flag."""
+    on use; in an enclosing body, the NumPy-typed value whose item names its flag.
+    ``kind``: the Python type where the flag is False, when not the NumPy type's own
+    (``s = 0`` a while loop makes np.float64: an int after zero trips)."""
     if tx.output.loop_trace is not None:
         item.meta["numpy_flag"] = flag.node
         return value
-    return TypedByFlagVariable(tx, value, flag, _NARROWS[type(example)])
+    out = TypedByFlagVariable(tx, value, flag, kind or _NARROWS[type(example)])
+    out.numpy = type(example)
+    return out
 
 
 class LateBound(LoopFallback):

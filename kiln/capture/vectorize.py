@@ -25,6 +25,7 @@ import numpy as np
 from ..ir import Graph
 from ..ops.polyfills import PYTHON_SCALAR, vectorize as vectorize_polyfill
 from .breaks import BreakGraph
+from .loop_zero_trips import check_zero_trip_items
 from .loops import LoopFallback, LoopTrace, ScalarValueVariable, _type_of
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
@@ -174,6 +175,7 @@ class FirstTypesVariable(VariableTracker):
             if trace.exits:
                 raise LoopFallback("the function leaves early")
             items = result.item_list if isinstance(result, TupleVariable) else [result]
+            check_zero_trip_items(graph, items)   # (an inner loop's int 0 after no trip)
             types = []
             for item in items:
                 example = _type_of(item)

@@ -56,40 +56,32 @@ template <> struct kiln_limits<bool> {
   static constexpr bool max() { return true; }
   static constexpr bool lowest() { return false; }
 };
-static inline double kiln_floordiv_f64(double a, double b) {
-  double mod = kiln_fmod(a, b);
+// Float // and % as CPython's float_floor_div / float_rem (fmod from libm where fprem gives
+// NaN: -nan % nan is -nan) and as NumPy's scalar math (npy_divmod, whose fmod keeps fprem's
+// NaN: np.float64(-nan) % np.float64(nan) is +nan): ``Numpy`` picks the fmod (cpp_fmod.h)
+template <bool Numpy, typename T> static inline T kiln_floordiv_t(T a, T b) {
+  T mod = Numpy ? kiln_fmod_divmod(a, b) : kiln_fmod(a, b);
   if (!b) return a / b;
-  double div = (a - mod) / b;
-  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0; } }
-  double fl;
-  if (div) { fl = kiln_floor(div); if (div - fl > 0.5) fl += 1.0; }
-  else { fl = kiln_copysign(0.0, a / b); }
+  T div = (a - mod) / b;
+  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= (T)1; } }
+  T fl;
+  if (div) { fl = kiln_floor(div); if (div - fl > (T)0.5) fl += (T)1; }
+  else { fl = kiln_copysign((T)0, a / b); }
   return fl;
 }
-static inline double kiln_mod_f64(double a, double b) {
-  double mod = kiln_fmod(a, b);
+template <bool Numpy, typename T> static inline T kiln_mod_t(T a, T b) {
+  T mod = Numpy ? kiln_fmod_divmod(a, b) : kiln_fmod(a, b);
   if (!b) return mod;
   if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = kiln_copysign(0.0, b); }
+  else { mod = kiln_copysign((T)0, b); }
   return mod;
 }
-static inline float kiln_floordiv_f32(float a, float b) {
-  float mod = kiln_fmod(a, b);
-  if (!b) return a / b;
-  float div = (a - mod) / b;
-  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0f; } }
-  float fl;
-  if (div) { fl = kiln_floor(div); if (div - fl > 0.5f) fl += 1.0f; }
-  else { fl = kiln_copysign(0.0f, a / b); }
-  return fl;
-}
-static inline float kiln_mod_f32(float a, float b) {
-  float mod = kiln_fmod(a, b);
-  if (!b) return mod;
-  if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = kiln_copysign(0.0f, b); }
-  return mod;
-}
+static inline double kiln_floordiv_f64(double a, double b) { return kiln_floordiv_t<false>(a, b); }
+static inline double kiln_mod_f64(double a, double b) { return kiln_mod_t<false>(a, b); }
+static inline double kiln_floordiv_npf64(double a, double b) { return kiln_floordiv_t<true>(a, b); }
+static inline double kiln_mod_npf64(double a, double b) { return kiln_mod_t<true>(a, b); }
+static inline float kiln_floordiv_f32(float a, float b) { return kiln_floordiv_t<true>(a, b); }
+static inline float kiln_mod_f32(float a, float b) { return kiln_mod_t<true>(a, b); }
 template <typename T> static inline T kiln_ifloordiv(T a, T b) {
   if (b == 0) return 0;
   if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (typename kiln_unsigned<T>::type)a);

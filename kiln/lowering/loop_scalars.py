@@ -376,14 +376,13 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         raise Unnative(f"NumPy {fn} on {out.name}")
     if out.is_float:
         f32 = out.name == "float32"
-        suffix = "f32" if f32 else "f64"
         _float_warns(pr, fn, args, kinds, f32)
         if fn in _ARITH:
             return f"(({t})({e[0]} {_ARITH[fn]} {e[1]}))"
         if fn == "truediv":
             return f"(({t})({e[0]} / {e[1]}))"
-        if fn in ("floordiv", "mod"):
-            return f"kiln_{fn}_{suffix}({e[0]}, {e[1]})"
+        if fn in ("floordiv", "mod"):   # (npy_divmod's fmod: loop_prelude.py)
+            return f"kiln_{fn}_{'f32' if f32 else 'npf64'}({e[0]}, {e[1]})"
         if fn == "neg":
             return f"(-{e[0]})"
         if fn == "pos":

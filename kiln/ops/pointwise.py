@@ -18,7 +18,8 @@ from .meta import (as_array, integer_power_raises, pointwise_meta_for, python_in
 from .masked import masked_call
 from .scalar_paths import clip_keeping_ties, power_runtime_scalar, power_scalar_exponent_selects
 from .ufunc_casting import typed_ufunc_call
-from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_math, uses_scalar_math
+from .scalar_math import OPERATORS as SCALAR_OPERATORS
+from .scalar_math import complex_scalar_comparison, scalar_math, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
                        spell, spell_composite, ufunc_method_key)
@@ -249,7 +250,8 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         if operator_form and not in_place_first and len(args) == 2 and not kwargs:
-            if op.name in SCALAR_OPERATORS and uses_scalar_math(*args):
+            if op.name in SCALAR_OPERATORS and uses_scalar_math(*args) \
+                    or complex_scalar_comparison(op.name, *args):
                 return scalar_math(op.name, *args)
         if operator_form and len(args) == 1 and not kwargs and uses_scalar_math(args[0], 0):
             return scalar_math(op.name, args[0])   # -x, abs(x): checked like x - y

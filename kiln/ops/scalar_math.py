@@ -41,6 +41,14 @@ OPERATORS = {
     "right_shift": operator.rshift, "bitwise_and": operator.and_,
     "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
 }
+# NumPy's scalar comparisons never warn; its complex loops' ordered ones do ("invalid value
+# encountered in less" for a NaN part), so a complex scalar comparison is scalar math too
+# (real ones give the ufunc's values and its silence: they stay the ufunc)
+COMPARISONS = {
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
+}
+_CALLS = {**OPERATORS, **COMPARISONS}
 
 
 def _is_scalar(v: Any) -> bool:
@@ -72,6 +80,15 @@ def uses_scalar_math(x: Any, y: Any) -> bool:
     # np.float64(0)``: float64's "scalar divide"); neither (int64 and float32, int8 and
     # uint8): promoted, the ufunc ("invalid value encountered in divide")
     return np.can_cast(theirs, mine) or np.can_cast(mine, theirs)
+
+
+def complex_scalar_comparison(ufunc: str, x: Any, y: Any) -> bool:
+    """Is ``x <op> y`` (``ufunc`` a comparison) NumPy's complex scalar math, which never
+    warns: ``np.complex128(nan) < 1`` is silent where ``np.less`` of the same values (0-d
+    arrays) says "invalid value encountered in less"? Not a complex64 and a float64
+    (promoted: the ufunc, which warns), nor an ``np.bool_`` first (:func:`uses_scalar_math`)."""
+    return ufunc in COMPARISONS and uses_scalar_math(x, y) and any(
+        type(v) is complex or np.dtype(getattr(v, "dtype", "b")).kind == "c" for v in (x, y))
 
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -112,7 +129,7 @@ def _integral(v: Any) -> bool:
 
 
 def _value(x: Any, y: Any, ufunc: str, at: tuple[str, int] | None = None) -> Any:
-    call = OPERATORS[ufunc]
+    call = _CALLS[ufunc]
     if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):   # 0-d values of a graph
         x = x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
         y = y[()] if isinstance(y, np.ndarray) and y.ndim == 0 else y

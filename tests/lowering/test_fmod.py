@@ -40,14 +40,10 @@ def run(fn, *args):
     return (out if isinstance(out, tuple) else (out,)), sorted(str(w.message) for w in caught)
 
 
-def assert_same_bits(got, want, a, b, op, loose_nan_sign):
+def assert_same_bits(got, want, a, b, op):
+    # (NaNs too: np.remainder(-nan, nan) is +nan, fprem's, and np.fmod's -nan, libm's)
     bits = np.uint32 if want.dtype == np.float32 else np.uint64
     same = got.view(bits) == want.view(bits)
-    if loose_nan_sign:
-        # NumPy's loop makes np.remainder(-nan, nan) +nan and np.fmod's -nan: with both
-        # operands NaN the sign is not npy_divmod's rule (kiln's kernels kept fmod's before
-        # this file's change too)
-        same |= np.isnan(a) & np.isnan(b) & np.isnan(got) & np.isnan(want)
     bad = np.flatnonzero(~same)
     assert not bad.size, f"{op}: {a[bad[:5]]} , {b[bad[:5]]} -> {got[bad[:5]]}, NumPy {want[bad[:5]]}"
 
@@ -61,7 +57,7 @@ def test_array_divisors_match_numpy_bit_for_bit(op, dtype):
     assert got_warns == want_warns
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype
-        assert_same_bits(g, w, a, b, op, op != "fmod")
+        assert_same_bits(g, w, a, b, op)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -76,7 +72,7 @@ def test_scalar_divisors_match_numpy_bit_for_bit(divisor, dtype):
     got, got_warns = run(kiln.compile(f), a)
     assert got_warns == want_warns
     for g, w, op in zip(got, want, ("fmod", "%", "//"), strict=True):
-        assert_same_bits(g, w, a, np.full_like(a, divisor), op, False)
+        assert_same_bits(g, w, a, np.full_like(a, divisor), op)
 
 
 def test_loop_node_float_remainder_matches_python():
@@ -97,4 +93,28 @@ def test_loop_node_float_remainder_matches_python():
     got = kiln.compile(pairs)(a, b, np.zeros_like(a), np.zeros_like(a))
     assert loop_stats["native"] > before
     for g, w in zip(got, want):
-        assert_same_bits(g, w, a, b, "loop", False)
+        assert_same_bits(g, w, a, b, "loop")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_loop_node_numpy_scalar_remainder_keeps_fprems_nan(dtype):
+    # NumPy's scalar math (npy_divmod) keeps fprem's NaN: np.float64(-nan) % np.float64(nan)
+    # is +nan, where Python's float % (CPython's libm fmod) gives -nan; loop_prelude.py's
+    # kiln_mod_npf64 / kiln_mod_f32 and kiln_mod_f64 (Python floats, above)
+    e = np.array([np.nan, -np.nan, 1.0, -2.5, 0.0, np.inf], dtype)
+    a, b = (v.ravel() for v in np.meshgrid(e, e))
+    a, b = np.tile(a, 3), np.tile(b, 3)
+
+    def pairs(a, b, q, r):
+        for i in range(a.shape[0]):
+            q[i] = a[i] // b[i]
+            r[i] = a[i] % b[i]
+        return q, r
+
+    with np.errstate(all="ignore"):
+        want = pairs(a, b, np.zeros_like(a), np.zeros_like(a))
+        before = loop_stats["native"]
+        got = kiln.compile(pairs)(a, b, np.zeros_like(a), np.zeros_like(a))
+    assert loop_stats["native"] > before
+    for g, w in zip(got, want):
+        assert_same_bits(g, w, a, b, "loop")
