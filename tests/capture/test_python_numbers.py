@@ -355,29 +355,3 @@ def test_bit_count_and_bit_length_of_an_int_argument_are_run_time_ints():
     for n in (13, 14, 2 ** 70, -7, 200):
         _same(cf(x, n), _widths(x, n))
     assert len(cf.cache_entries) == 1
-
-
-def _int_recurrence(a0, n, brk):
-    a, b = int(a0[0]), int(a0[1])      # Python ints read from data: PythonIntVariables
-    seq = []
-    for _ in range(n):
-        seq.append(a)
-        a, b = b, a + b                 # each sum is an operand of the next two
-    if brk:
-        print("", end="")              # a graph break: the list is rebuilt for the rest
-    return seq, a
-
-
-@pytest.mark.parametrize("brk", [False, True], ids=["returned", "at_a_break"])
-def test_shared_python_int_results_are_built_once(monkeypatch, cost_model, brk):
-    # real22's int32_fibonacci_wrap (0-d int32 arguments, ``exact.append(exact[-1] +
-    # exact[-2])``) hung compiling: each int was written out as one expression over its
-    # operands, so 50 steps of the recurrence were fib(50) terms long
-    from kiln.capture.output import OutputGraph
-    made = []
-    plain = OutputGraph.reconstruct
-    monkeypatch.setattr(OutputGraph, "reconstruct", lambda self, tx, var: made.append(1) or plain(self, tx, var))
-    a0 = np.array([0, 1], np.int32)
-    _check(_int_recurrence, a0, 20, brk, calls=2)
-    _check(_int_recurrence, np.array([-5, 2 ** 31 - 1], np.int32), 3, brk, calls=1)
-    assert 0 < len(made) < 2000, len(made)   # ~85,000 before (the fib(20)-sized trees, twice)
