@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.loops import RESULT_BY_DTYPE
 from .loop_branches import _WIDENS
 from .loop_types import _flat, _node_like, needs_flag, numpy_typed
 from .loops import LoopFallback, _type_of
@@ -37,7 +38,6 @@ def zero_trips_differ(start_type: Any, final_type: Any) -> bool:
 
 
 ZERO_TRIPS = "zero_trips_start"    # a loop item's meta: its value after zero trips' type
-_TYPE_FREE = ("add", "sub", "mul", "truediv", "lt", "le", "gt", "ge", "eq", "ne")
 
 
 def mark_zero_trip_items(tx, names: list, starts: dict) -> None:
@@ -81,7 +81,7 @@ def check_zero_trip_items(graph: Any, ends: list) -> None:
         for user in node.users:
             if _stored_exactly(user, node, final):
                 continue
-            ok = user.kind == "call" and user.op.name == "scalar_fn" and user.kwargs.get("fn") in _TYPE_FREE
+            ok = user.kind == "call" and user.op.name == "scalar_fn" and user.kwargs.get("fn") in RESULT_BY_DTYPE
             others = [a for a in _flat(user.args) if a is not node] if ok else []
             # the other operand: a NumPy value whatever the data (a flagged one may be a
             # Python number, whose result would take the item's type)

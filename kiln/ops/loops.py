@@ -96,6 +96,11 @@ def numpy_may_warn(fn: str, values: tuple) -> bool:
     return fn in NUMPY_CAST_WARNS and np.dtype(np.float32) in dtypes and any(
         type(v) in (int, float) for v in values)
 
+# Arithmetic and comparisons whose result, beside a NumPy operand of dtype d, has the dtype
+# np.result_type(d, other): a Python int 0 or an np.float64 0.0 as the other operand give
+# the same type (capture/loop_zero_trips.py: an inner loop's result after zero trips).
+RESULT_BY_DTYPE = frozenset({"add", "sub", "mul", "truediv", "lt", "le", "gt", "ge", "eq", "ne"})
+
 # Python operators by the function the translator applies (operator.iadd is add on scalars).
 OPERATOR_NAMES = {getattr(operator, name): name for name in _OPERATORS}
 OPERATOR_NAMES.update({operator.iadd: "add", operator.isub: "sub", operator.imul: "mul",
