@@ -122,8 +122,7 @@ def try_select(tx, inst, value: VariableTracker, when: bool, keep: bool = False,
 def _number_test(value: VariableTracker) -> bool:
     """A bool or int a graph loop's body computes (``t % 10 == 0`` of its counter: a
     ``ScalarValueVariable``, kiln/capture/loops.py), whose truth is Python's."""
-    from .loops import ScalarValueVariable
-    return isinstance(value, ScalarValueVariable) and type(value.example) in (bool, int, np.bool_)
+    return _loop_number(value) and type(value.example) in (bool, int, np.bool_)
 
 
 def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return) -> None:
