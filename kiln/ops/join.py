@@ -309,7 +309,7 @@ def _promoted(arrays: tuple, promote) -> tuple | None:
     a dynamic size would pin it, the `np.hstack((jm, j))` of a growing history), or None
     when no array changes."""
     own = [tuple(shape_of(a)) for a in arrays]
-    new = tuple(None if promote(s) == s else promote(s) for s in own)
+    new = tuple(None if p == s else p for s, p in ((s, promote(s)) for s in own))
     return None if all(s is None for s in new) else new
 
 
