@@ -12,7 +12,7 @@ from ..array_kinds import kind_of
 from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
-from .sources import CodeNamespace, Source, shape_source
+from .sources import CodeNamespace, Source, local_name, shape_source
 from .bytecode_facts import OPERATOR_SYMBOLS
 from .loop_types import TypedByFlagVariable, python_scalar
 from .python_numbers import PythonIntVariable
@@ -188,7 +188,7 @@ class OutputGraph:
         if isinstance(var, SymScalarVariable):
             if self.scalar_bindings is None:
                 return var.code
-            return self.scalar_bindings.setdefault(var.code, f"_kiln_s{len(self.scalar_bindings)}")
+            return self.scalar_bindings.setdefault(var.code, local_name("s", len(self.scalar_bindings)))
         if isinstance(var, ConstantVariable):
             from .variables.builtins import OpaqueCallableVariable
             if isinstance(var, OpaqueCallableVariable) and var.source is not None:
@@ -212,7 +212,7 @@ class OutputGraph:
             if name is None:
                 self.container_names[id(var)] = "pending"
                 expr = self._container(tx, var)
-                name = self.container_names[id(var)] = f"_kiln_c{len(self.container_lines)}"
+                name = self.container_names[id(var)] = local_name("c", len(self.container_lines))
                 self.container_lines.append(f"{name} = {expr}")
             return name
         return self._container(tx, var)
@@ -321,7 +321,7 @@ class OutputGraph:
             return code
         name = self.prebound.get(code)
         if name is None:
-            name = self.prebound[code] = f"_kiln_o{len(self.prebound)}"
+            name = self.prebound[code] = local_name("o", len(self.prebound))
             self.prebind_lines.append(f"{name} = {code}")
         return name
 

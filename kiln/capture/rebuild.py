@@ -20,6 +20,7 @@ from typing import Any, Callable
 from . import bytecode_facts as bf
 from .loop_lists import StackedListVariable
 from .loops import RangeItems
+from .sources import local_name
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
@@ -134,7 +135,7 @@ class Rebuilder:
         if name is None:
             self.named[id(var)] = "pending"
             expr = make(var)
-            name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+            name = self.named[id(var)] = local_name("c", len(self.lines))
             self.lines.append(f"{name} = {expr}")
         return name
 
@@ -222,7 +223,7 @@ class Rebuilder:
             elif isinstance(cell, CellVariable) and cell.contents is not None \
                     and cell.name in self.frozen_cells:
                 # Never written again after the break: a copy of the cell is as good.
-                cell_name = f"_kiln_c{len(self.lines)}"
+                cell_name = local_name("c", len(self.lines))
                 self.lines.append(f"{cell_name} = {self.ns.ref(types.CellType, 'type')}()")
                 cells.append(cell_name)
                 fills.append((cell_name, cell.contents))
