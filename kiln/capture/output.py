@@ -81,6 +81,7 @@ class OutputGraph:
         self.container_names: dict[int, str] | None = None   # while building the return code
         self.container_lines: list[str] = []
         self.prebound: dict[str, str] | None = None   # entry paths read before the replay
+        self.prebound_ints: dict = {}   # id(PythonIntVariable) -> (it, its name), while prebound
         self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
         # Sizes known only after an op ran, by what they count (opcall_dims.unbacked_dims); a
@@ -174,8 +175,7 @@ class OutputGraph:
         if isinstance(var, PyValueVariable):
             return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
         if isinstance(var, PythonIntVariable):   # Python's int arithmetic, where it leaves
-            a, b = (self.reconstruct(tx, o) for o in var.operands)
-            return f"({a} {OPERATOR_SYMBOLS[var.op]} {b})"
+            return self._python_int(tx, var)
         if isinstance(var, TypedByFlagVariable):   # a loop node's value Python may hold as NumPy
             return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
@@ -325,9 +325,25 @@ class OutputGraph:
             self.prebind_lines.append(f"{name} = {code}")
         return name
 
+    def _python_int(self, tx, var: PythonIntVariable) -> str:
+        """``var``'s Python int arithmetic, each result computed once under a name (while
+        replay and reconstruction code is built): the results form a graph, not a tree
+        (``a, b = b, a + b``: each sum is an operand of the next two), and written out as
+        one expression 50 steps of that recurrence are fib(50) terms long."""
+        named = None if self.prebound is None else self.prebound_ints.get(id(var))
+        if named is not None:
+            return named[1]
+        a, b = (self.reconstruct(tx, o) for o in var.operands)
+        code = f"({a} {OPERATOR_SYMBOLS[var.op]} {b})"
+        if self.prebound is None:
+            return code
+        name = self._bind_once(code)
+        self.prebound_ints[id(var)] = (var, name)   # (var: its id stays its own meanwhile)
+        return name
+
     def begin_rebuild(self) -> None:
         """Start building replay and reconstruction code (see object_code)."""
-        self.prebound, self.prebind_lines = {}, []
+        self.prebound, self.prebind_lines, self.prebound_ints = {}, [], {}
 
     def finish(self, tx, result: VariableTracker) -> str:
         """Close the graph; returns the return-value expression (side effects: ``replay``)."""
