@@ -20,6 +20,28 @@ from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
 
+# The longest code a tuple or a Python int read from data is written out as, inline, where
+# it is used; a longer one is built once, under a name (once_if_long).
+MAX_INLINE_CODE = 200
+
+
+def once_if_long(var: VariableTracker, make, named: dict, bind) -> str:
+    """``make(var)``, or, where that is longer than MAX_INLINE_CODE, a name ``bind`` binds
+    it to, once: the value is reused for every place that reaches it (``named``, by id).
+    Tuples and Python ints made in the frame form a graph, not a tree (``t = (t, t)``;
+    ``a, b = b, a + b``, each sum an operand of the next two): written out whole at each
+    use, 40 steps were 2**40 (fib(40)) terms, and capture never returned. Short ones stay
+    inline (``return a, b``: the entry's return is then its simple form)."""
+    name = named.get(id(var))
+    if name is not None:
+        return name
+    code = make(var)
+    if len(code) <= MAX_INLINE_CODE:
+        return code
+    name = named[id(var)] = bind(code)
+    return name
+
+
 class DynamicSpec:
     """Which dimensions capture treats as dynamic: ``mode`` True (all), False (none), or
     None (those in ``marked``, learned from size-only recompiles); and what else earlier
@@ -81,7 +103,7 @@ class OutputGraph:
         self.container_names: dict[int, str] | None = None   # while building the return code
         self.container_lines: list[str] = []
         self.prebound: dict[str, str] | None = None   # entry paths read before the replay
-        self.prebound_ints: dict = {}   # id(PythonIntVariable) -> (it, its name), while prebound
+        self.prebound_ints: dict[int, str] = {}   # id(PythonIntVariable) -> name, while prebound
         self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
         # Sizes known only after an op ran, by what they count (opcall_dims.unbacked_dims); a
@@ -212,10 +234,18 @@ class OutputGraph:
             if name is None:
                 self.container_names[id(var)] = "pending"
                 expr = self._container(tx, var)
-                name = self.container_names[id(var)] = local_name("c", len(self.container_lines))
-                self.container_lines.append(f"{name} = {expr}")
+                name = self.container_names[id(var)] = self._container_line(expr)
             return name
+        from .variables.containers import TupleVariable
+        if isinstance(var, TupleVariable) and self.container_names is not None:
+            return once_if_long(var, lambda v: self._container(tx, v), self.container_names,
+                                self._container_line)
         return self._container(tx, var)
+
+    def _container_line(self, code: str) -> str:
+        name = local_name("c", len(self.container_lines))
+        self.container_lines.append(f"{name} = {code}")
+        return name
 
     def _container(self, tx, var: VariableTracker) -> str:
         from .loop_lists import StackedListVariable
@@ -326,20 +356,14 @@ class OutputGraph:
         return name
 
     def _python_int(self, tx, var: PythonIntVariable) -> str:
-        """``var``'s Python int arithmetic, each result computed once under a name (while
-        replay and reconstruction code is built): the results form a graph, not a tree
-        (``a, b = b, a + b``: each sum is an operand of the next two), and written out as
-        one expression 50 steps of that recurrence are fib(50) terms long."""
-        named = None if self.prebound is None else self.prebound_ints.get(id(var))
-        if named is not None:
-            return named[1]
-        a, b = (self.reconstruct(tx, o) for o in var.operands)
-        code = f"({a} {OPERATOR_SYMBOLS[var.op]} {b})"
+        """``var``'s Python int arithmetic; a long one computed once under a name (while
+        replay and reconstruction code is built), see once_if_long."""
+        def make(v):
+            a, b = (self.reconstruct(tx, o) for o in v.operands)
+            return f"({a} {OPERATOR_SYMBOLS[v.op]} {b})"
         if self.prebound is None:
-            return code
-        name = self._bind_once(code)
-        self.prebound_ints[id(var)] = (var, name)   # (var: its id stays its own meanwhile)
-        return name
+            return make(var)
+        return once_if_long(var, make, self.prebound_ints, self._bind_once)
 
     def begin_rebuild(self) -> None:
         """Start building replay and reconstruction code (see object_code)."""

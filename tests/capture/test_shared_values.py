@@ -1,17 +1,20 @@
-"""Python ints read from data (``int(a0[0])``: capture/python_numbers.py PythonIntVariable)
-in a recurrence.
+"""Values made in the frame that reach each other more than once: Python ints read from
+data (``int(a0[0])``: capture/python_numbers.py PythonIntVariable) in a recurrence, and
+tuples of tuples.
 
-``a, b = b, a + b`` makes each sum an operand of the next two: the results form a graph,
-not a tree. Written out as one expression per result, 40 steps were a fib(40)-term
-expression and capture never returned (eager, aot_eager and cpp). Each result is now
-computed once under a name (output.py ``_python_int``). The tests count the reconstruct
-work, and stop a runaway at a budget (a BaseException, which no ``except Exception`` in
-capture turns into a run as Python), so a regression fails in seconds, not hangs."""
+``a, b = b, a + b`` makes each sum an operand of the next two, ``t = (t, t)`` each tuple
+both items of the next: the values form a graph, not a tree. Written out as one
+expression per value, 40 steps were a fib(40)-term expression (30 steps of the tuples
+2**30 items) and capture never returned (eager, aot_eager and cpp). A long one is now
+built once under a name (output.py ``once_if_long``). The tests count the rebuild work,
+and stop a runaway at a budget (a BaseException, which no ``except Exception`` in capture
+turns into a run as Python), so a regression fails in seconds, not hangs."""
 import numpy as np
 import pytest
 
 import kiln
 from kiln.capture.output import OutputGraph
+from kiln.capture.rebuild import Rebuilder
 from kiln.config import config
 
 from .conftest import assert_same, run_probe, same_as_numpy
@@ -23,16 +26,19 @@ class _Runaway(BaseException):
 
 @pytest.fixture
 def reconstructs(monkeypatch):
-    """How many times OutputGraph.reconstruct ran; past 200,000 calls it raises _Runaway."""
+    """How many values were rebuilt (OutputGraph.reconstruct: a return, the replay;
+    Rebuilder: a graph break's segment); past 200,000 it raises _Runaway."""
     made = [0]
-    plain = OutputGraph.reconstruct
 
-    def counted(self, tx, var):
-        made[0] += 1
-        if made[0] > 200_000:
-            raise _Runaway(f"{made[0]} reconstruct calls")
-        return plain(self, tx, var)
-    monkeypatch.setattr(OutputGraph, "reconstruct", counted)
+    def counting(plain):
+        def counted(self, *args):
+            made[0] += 1
+            if made[0] > 200_000:
+                raise _Runaway(f"{made[0]} values rebuilt")
+            return plain(self, *args)
+        return counted
+    monkeypatch.setattr(OutputGraph, "reconstruct", counting(OutputGraph.reconstruct))
+    monkeypatch.setattr(Rebuilder, "__call__", counting(Rebuilder.__call__))
     return made
 
 
@@ -108,6 +114,33 @@ def test_reconstruct_work_grows_linearly_with_the_recurrence(reconstructs, fn):
         compiled = kiln.compile(fn, backend="eager")
         assert_same(compiled(np.array([0, 1], np.int32), n), fn(np.array([0, 1], np.int32), n))
         counts.append(reconstructs[0])
-    # 36, 66, 96 with the fix: 3 per step (the append, the sum, its operands' names)
-    assert counts[2] - counts[1] <= counts[1] - counts[0] + 5, counts
-    assert counts[2] < 10 * 30, counts
+    # ~170, 370, 560 with the fix: ~19 per step (a sum is written out inline while its
+    # code is short, output.MAX_INLINE_CODE, then named once)
+    assert counts[2] - counts[1] <= 1.5 * (counts[1] - counts[0]), counts
+    assert counts[2] < 40 * 30, counts
+
+
+def _tuple_doubling(x, n, brk):
+    t = (x.sum(),)
+    for _ in range(n):
+        t = (t, t)                      # both items of the next tuple: 2**n leaves
+    if brk:
+        print("", end="")
+    return t, x * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("brk", [False, True], ids=["returned", "at_a_break"])
+def test_tuples_of_one_tuple_twice_compile(reconstructs, backend, brk):
+    x = np.arange(5.0)
+    compiled = kiln.compile(_tuple_doubling, backend=backend)
+    for _ in range(2):
+        (t, doubled), (want, want_doubled) = compiled(x, 30, brk), _tuple_doubling(x, 30, brk)
+        assert_same(doubled, want_doubled)
+        depth = 0
+        while isinstance(t, tuple):     # (not assert_same: it would walk 2**30 leaves)
+            assert len(t) == 2 and isinstance(t[1], tuple) == isinstance(t[0], tuple) \
+                or len(t) == 1, t
+            t, want, depth = t[0], want[0], depth + 1
+        assert depth == 31 and type(t) is type(want) and t == want, (depth, t, want)
+    assert reconstructs[0] < 20_000, reconstructs[0]
