@@ -14,11 +14,11 @@ grid, Edmonds-Karp), bytes and strings (Huffman code lengths, LZW, base-36, Luhn
 digits), and data (sessionising clicks, reservoir sampling, an amortisation schedule, the
 logistic map's Lyapunov exponent, int32 Fibonacci wrapping, a stable counting sort).
 Every program ran against NumPy on cpp, eager and aot_eager, and on cpp with the cost
-model on. Left: int32_fibonacci_wrap on 0-d int32 arguments (``np.array(0, np.int32)``)
-hangs compiling: its Python ints read from data (``exact.append(exact[-1] + exact[-2])``)
-are rebuilt at the graph break as one expression over their operands, fib(50) terms
-(capture/output.py reconstruct of PythonIntVariable); a fix naming each once broke
-tests/capture/test_everyday_breaks3.py and was reverted, so that call is not here. Also:
+model on. int32_fibonacci_wrap on 0-d int32 arguments (``np.array(1, np.int32)``) hung
+compiling: its Python ints read from data (``exact.append(exact[-1] + exact[-2])``) were
+rebuilt at the graph break as one expression over their operands, fib(50) terms; stop 60
+builds a long one once under a name (capture/output.py once_if_long), and the call is
+here. Left:
 yin_pitch on float32 frames: its 128 unrolled sums fuse into one stage, and past
 MAX_PAIRWISE_SUMS (8) a stage's float32 sums add in double in the loop, not in NumPy's
 pairwise float32 order, 1 ulp off NumPy (kiln/lowering/cpp_sums.py); it runs on float64
@@ -942,7 +942,8 @@ def logistic_map_lyapunov(rs, x0, n, burn):
     return lyap, finals, rs[lyap > 0]
 
 
-@program((np.int32(1), np.int32(1), 60), (np.int32(-5), np.int32(3), 5))
+@program((np.int32(1), np.int32(1), 60), (np.int32(-5), np.int32(3), 5),
+         (np.array(1, np.int32), np.array(1, np.int32), 50))
 def int32_fibonacci_wrap(a0, b0, n):
     with np.errstate(over="ignore"):
         seq = np.empty(n, dtype=np.int32)

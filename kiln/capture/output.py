@@ -12,12 +12,34 @@ from ..array_kinds import kind_of
 from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
-from .sources import CodeNamespace, Source, shape_source
+from .sources import CodeNamespace, Source, local_name, shape_source
 from .bytecode_facts import OPERATOR_SYMBOLS
 from .loop_types import TypedByFlagVariable, python_scalar
 from .python_numbers import PythonIntVariable
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
+
+
+# The longest code a tuple or a Python int read from data is written out as, inline, where
+# it is used; a longer one is built once, under a name (once_if_long).
+MAX_INLINE_CODE = 200
+
+
+def once_if_long(var: VariableTracker, make, named: dict, bind) -> str:
+    """``make(var)``, or, where that is longer than MAX_INLINE_CODE, a name ``bind`` binds
+    it to, once: the value is reused for every place that reaches it (``named``, by id).
+    Tuples and Python ints made in the frame form a graph, not a tree (``t = (t, t)``;
+    ``a, b = b, a + b``, each sum an operand of the next two): written out whole at each
+    use, 40 steps were 2**40 (fib(40)) terms, and capture never returned. Short ones stay
+    inline (``return a, b``: the entry's return is then its simple form)."""
+    name = named.get(id(var))
+    if name is not None:
+        return name
+    code = make(var)
+    if len(code) <= MAX_INLINE_CODE:
+        return code
+    name = named[id(var)] = bind(code)
+    return name
 
 
 class DynamicSpec:
@@ -81,6 +103,7 @@ class OutputGraph:
         self.container_names: dict[int, str] | None = None   # while building the return code
         self.container_lines: list[str] = []
         self.prebound: dict[str, str] | None = None   # entry paths read before the replay
+        self.prebound_ints: dict[int, str] = {}   # id(PythonIntVariable) -> name, while prebound
         self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
         # Sizes known only after an op ran, by what they count (opcall_dims.unbacked_dims); a
@@ -174,8 +197,7 @@ class OutputGraph:
         if isinstance(var, PyValueVariable):
             return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
         if isinstance(var, PythonIntVariable):   # Python's int arithmetic, where it leaves
-            a, b = (self.reconstruct(tx, o) for o in var.operands)
-            return f"({a} {OPERATOR_SYMBOLS[var.op]} {b})"
+            return self._python_int(tx, var)
         if isinstance(var, TypedByFlagVariable):   # a loop node's value Python may hold as NumPy
             return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
@@ -188,7 +210,7 @@ class OutputGraph:
         if isinstance(var, SymScalarVariable):
             if self.scalar_bindings is None:
                 return var.code
-            return self.scalar_bindings.setdefault(var.code, f"_kiln_s{len(self.scalar_bindings)}")
+            return self.scalar_bindings.setdefault(var.code, local_name("s", len(self.scalar_bindings)))
         if isinstance(var, ConstantVariable):
             from .variables.builtins import OpaqueCallableVariable
             if isinstance(var, OpaqueCallableVariable) and var.source is not None:
@@ -212,10 +234,18 @@ class OutputGraph:
             if name is None:
                 self.container_names[id(var)] = "pending"
                 expr = self._container(tx, var)
-                name = self.container_names[id(var)] = f"_kiln_c{len(self.container_lines)}"
-                self.container_lines.append(f"{name} = {expr}")
+                name = self.container_names[id(var)] = self._container_line(expr)
             return name
+        from .variables.containers import TupleVariable
+        if isinstance(var, TupleVariable) and self.container_names is not None:
+            return once_if_long(var, lambda v: self._container(tx, v), self.container_names,
+                                self._container_line)
         return self._container(tx, var)
+
+    def _container_line(self, code: str) -> str:
+        name = local_name("c", len(self.container_lines))
+        self.container_lines.append(f"{name} = {code}")
+        return name
 
     def _container(self, tx, var: VariableTracker) -> str:
         from .loop_lists import StackedListVariable
@@ -321,13 +351,23 @@ class OutputGraph:
             return code
         name = self.prebound.get(code)
         if name is None:
-            name = self.prebound[code] = f"_kiln_o{len(self.prebound)}"
+            name = self.prebound[code] = local_name("o", len(self.prebound))
             self.prebind_lines.append(f"{name} = {code}")
         return name
 
+    def _python_int(self, tx, var: PythonIntVariable) -> str:
+        """``var``'s Python int arithmetic; a long one computed once under a name (while
+        replay and reconstruction code is built), see once_if_long."""
+        def make(v):
+            a, b = (self.reconstruct(tx, o) for o in v.operands)
+            return f"({a} {OPERATOR_SYMBOLS[v.op]} {b})"
+        if self.prebound is None:
+            return make(var)
+        return once_if_long(var, make, self.prebound_ints, self._bind_once)
+
     def begin_rebuild(self) -> None:
         """Start building replay and reconstruction code (see object_code)."""
-        self.prebound, self.prebind_lines = {}, []
+        self.prebound, self.prebind_lines, self.prebound_ints = {}, [], {}
 
     def finish(self, tx, result: VariableTracker) -> str:
         """Close the graph; returns the return-value expression (side effects: ``replay``)."""

@@ -20,6 +20,8 @@ from typing import Any, Callable
 from . import bytecode_facts as bf
 from .loop_lists import StackedListVariable
 from .loops import RangeItems
+from .output import once_if_long
+from .sources import local_name
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
@@ -111,7 +113,7 @@ class Rebuilder:
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
             return self.once(var, self.container)
         if isinstance(var, TupleVariable) and var.source is None:
-            return self.container(var)
+            return once_if_long(var, self.container, self.named, self.line)
         if isinstance(var, ConstantVariable) and type(var.value) is set and var.source is None:
             # a set made in the frame ({9}, a comprehension's): a new one on every call, made
             # once so every place that reaches it shares it (the entry's own set, handed to
@@ -133,9 +135,13 @@ class Rebuilder:
             self.tx.unsupported("unsupported_value", f"{var.describe()} holds itself at a graph break")
         if name is None:
             self.named[id(var)] = "pending"
-            expr = make(var)
-            name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
-            self.lines.append(f"{name} = {expr}")
+            name = self.named[id(var)] = self.line(make(var))
+        return name
+
+    def line(self, code: str) -> str:
+        """A name ``code`` is evaluated into, in a line run before the segment."""
+        name = local_name("c", len(self.lines))
+        self.lines.append(f"{name} = {code}")
         return name
 
     def iterator(self, var: IteratorVariable) -> str:
@@ -222,7 +228,7 @@ class Rebuilder:
             elif isinstance(cell, CellVariable) and cell.contents is not None \
                     and cell.name in self.frozen_cells:
                 # Never written again after the break: a copy of the cell is as good.
-                cell_name = f"_kiln_c{len(self.lines)}"
+                cell_name = local_name("c", len(self.lines))
                 self.lines.append(f"{cell_name} = {self.ns.ref(types.CellType, 'type')}()")
                 cells.append(cell_name)
                 fills.append((cell_name, cell.contents))

@@ -15,6 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 
+def local_name(kind: str, i: int) -> str:
+    """The ``i``-th name of ``kind`` an entry's body binds (``_kiln_o_3``: a value read or
+    computed once, a container, a run-time scalar). Never one of CodeNamespace's names
+    (``_kiln_o3``, whose hint ends in a letter): a body binding one would make it a local
+    of the whole entry, so a guard reading it raised (UnboundLocalError: every call
+    missed) and code after the binding read the wrong object."""
+    return f"_kiln_{kind}_{i}"
+
+
 class CodeNamespace:
     """Objects generated code refers to by name (``_kiln_o3``)."""
 
@@ -30,6 +39,7 @@ class CodeNamespace:
     def ref(self, obj: Any, hint: str = "o") -> str:
         name = self._ids.get(id(obj))
         if name is None:
+            assert hint[-1:].isalpha(), hint   # (so that no local_name is one of these)
             name = f"_kiln_{hint}{len(self.values)}"
             self.values[name] = obj
             self._ids[id(obj)] = name
