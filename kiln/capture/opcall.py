@@ -398,7 +398,13 @@ def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
     if isinstance(value, np.ndarray):
         # computed from constants alone (np.indices((3, 4))): a copy of the graph's
         # constant on every call, so no two calls share (and can overwrite) one result
-        return _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+        copied = _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+                       {}, set())
+        if value.flags.writeable:
+            return copied
+        # a read-only one (np.frombuffer of bytes) stays so: a view that refuses writes
+        # (a write runs as Python, where NumPy raises; the caller gets a read-only array)
+        return _emit(tx, text, Bound(REGISTRY["broadcast_to"], (ArrayArg(copied),), {"shape": value.shape}),
                      {}, set())
     return ConstantVariable(value)
 
