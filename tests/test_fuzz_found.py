@@ -3,6 +3,7 @@ checked like test_programs.py checks its programs (every backend, against NumPy)
 from __future__ import annotations
 
 import dataclasses
+import math
 import platform
 import warnings
 
@@ -1836,3 +1837,24 @@ def test_scalar_warnings_as_numpy_names_them(fn, args, backend):
     want = _warnings_of(fn, args)
     assert repr(got[0]) == repr(want[0])
     assert got[1] == want[1]
+
+
+def _python_float_against_a_complex_scalar(x):
+    for i in range(len(x)):
+        if math.exp(x[i].real) >= x[i]:     # (a Python float the graph computes)
+            return i, math.exp(x[0].real) * x[1]
+    return -1, math.exp(x[0].real) < x[1]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_python_float_meets_a_complex_scalar_in_its_scalar_math(backend):
+    # tests/fuzz/scalar_loops.py seed 1176 (eager): a Python float the graph computes
+    # (``math.exp(x[i].real)``, a PyValueVariable) met the complex128 scalar as a 0-d
+    # array, so ``>=`` was np.greater_equal, which warns "invalid value encountered in
+    # greater_equal" of NaN, where Python's complex scalar math is silent: beside NumPy
+    # scalars alone it is now a NumPy scalar operand (capture/opcall.py ``_weak_values``)
+    for x in (np.array([complex(np.nan, 0.0), 1j, 2.0]), np.array([1 + 1j, complex(np.nan, 1.0)])):
+        got = _warnings_of(kiln.compile(_python_float_against_a_complex_scalar, backend=backend), (x,))
+        want = _warnings_of(_python_float_against_a_complex_scalar, (x,))
+        assert repr(got[0]) == repr(want[0])
+        assert got[1] == want[1]

@@ -18,11 +18,8 @@ model on. int32_fibonacci_wrap on 0-d int32 arguments (``np.array(1, np.int32)``
 compiling: its Python ints read from data (``exact.append(exact[-1] + exact[-2])``) were
 rebuilt at the graph break as one expression over their operands, fib(50) terms; stop 60
 builds a long one once under a name (capture/output.py once_if_long), and the call is
-here. Left:
-yin_pitch on float32 frames: its 128 unrolled sums fuse into one stage, and past
-MAX_PAIRWISE_SUMS (8) a stage's float32 sums add in double in the loop, not in NumPy's
-pairwise float32 order, 1 ulp off NumPy (kiln/lowering/cpp_sums.py); it runs on float64
-frames here.
+here. yin_pitch on float32 frames, whose 128 unrolled sums fuse into one stage, was 1 ulp
+off NumPy past MAX_PAIRWISE_SUMS until stop 60: such sums now add side by side, kiln_sums.
 """
 from __future__ import annotations
 
@@ -314,7 +311,8 @@ def feedforward_compressor(x, fs, thresh_db, ratio, attack, release):
 
 
 @program((np.sin(2 * np.pi * 220 * np.arange(512) / 8000.0) + 0.3 * np.sin(2 * np.pi * 440 * np.arange(512) / 8000.0), 8000.0, 0.1),
-         (_g.standard_normal(256), 8000.0, 0.05))
+         (_g.standard_normal(256), 8000.0, 0.05),
+         ((np.sin(2 * np.pi * 310 * np.arange(256) / 8000.0) + np.cos(np.arange(256.0) ** 1.5)).astype(f32), 8000.0, 0.3))
 def yin_pitch(frame, fs, threshold):
     W = len(frame) // 2
     d = np.array([((frame[:W] - frame[tau:tau + W]) ** 2).sum() for tau in range(W)])

@@ -457,9 +457,15 @@ def _widen_where(tx, selected: Any, var: VariableTracker, mine: Any, other: Any)
     if trace is None or trace.active is None or not (type(mine) in _WIDENS and type(other) is _WIDENS[type(mine)]):
         return _widen(tx, var, mine, other)
     active = trace.active
-    # a float or bool widens exactly and never raises: no predicate (a new one's nodes
-    # would change the body's signature between its traces); an int may overflow int64
+    # a float or bool widens exactly and never raises: no predicate; an int may overflow
+    # int64. The predicate's nodes are the widening's, not the body's own (see _signature):
+    # a later trace, the value NumPy's already, has none (3.11's ``if v > 0: n += v`` of
+    # ``n = 0`` merges the paths inside the body, 3.12's at the loop's back edge: the
+    # body's signature differed between its traces on 3.11 alone, and the loop unrolled)
+    before = len(trace.graph.nodes)
     trace.active = selected() if type(mine) is int else None
+    for node in list(trace.graph.nodes)[before:]:
+        node.meta["widening_predicate"] = True
     try:
         return _widen(tx, var, mine, other)
     finally:

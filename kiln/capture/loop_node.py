@@ -267,7 +267,8 @@ def _loaded(before: Any, after: VariableTracker) -> bool:
 def _signature(graph: Graph) -> list:
     return [(n.target.name, n.kwargs.get("fn"), type(n.val).__name__,
              getattr(n.val, "dtype", None)) for n in graph.nodes
-            if n.kind == "call" and not n.meta.get("widened") and not n.meta.get("guarded_operand")]
+            if n.kind == "call" and not n.meta.get("widened") and not n.meta.get("guarded_operand")
+            and not n.meta.get("widening_predicate")]
 
 
 def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str,

@@ -295,8 +295,17 @@ def _weak_values(tx, args: list, kwargs: dict, op: Any) -> tuple:
     # NumPy converts a weak Python int to float64 next to float64 operands: exactly, for
     # ints beyond int64 too
     floating = all(d in ("float64", "complex128") for d in others)
+    # beside NumPy scalars alone, a Python float is their scalar math's operand, as an
+    # np.float64 is (``math.exp(v) >= z`` of a complex128 ``z``: complex scalar math, which
+    # never warns; as a 0-d array it was np.greater_equal's, "invalid value encountered")
+    scalars_only = any(isinstance(v, ArrayVariable) for v in values) and all(
+        v.scalar and not v.tensor for v in values if isinstance(v, ArrayVariable))
 
     def strong(v):
+        if isinstance(v, PyValueVariable) and v.kind is float and scalars_only:
+            scalar = ArrayVariable(v.array.node, ())
+            scalar.scalar = True
+            return scalar
         if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK:
             return v.array
         if any(v is c for c in computed):
@@ -389,7 +398,13 @@ def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
     if isinstance(value, np.ndarray):
         # computed from constants alone (np.indices((3, 4))): a copy of the graph's
         # constant on every call, so no two calls share (and can overwrite) one result
-        return _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+        copied = _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+                       {}, set())
+        if value.flags.writeable:
+            return copied
+        # a read-only one (np.frombuffer of bytes) stays so: a view that refuses writes
+        # (a write runs as Python, where NumPy raises; the caller gets a read-only array)
+        return _emit(tx, text, Bound(REGISTRY["broadcast_to"], (ArrayArg(copied),), {"shape": value.shape}),
                      {}, set())
     return ConstantVariable(value)
 

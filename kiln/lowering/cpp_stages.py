@@ -15,8 +15,8 @@ import numpy as np
 
 from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
-                       reads_written, strided_terms, term_statements)
+from .cpp_sums import (TEMP, constant_trip, counted_selection, grouped_sums, needed_statements,
+                       pairwise_sums, reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -297,6 +297,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         carrier = next((t[0] for t in terms if t[4] is None), None) \
             if store_lines and len(terms) == sum(role == "reduce" for _, role in members) else None
         storing = []
+        groups = grouped_sums(terms, carrier)
+        grouped = {t[0] for g in groups.values() for t in g[1:]}   # (added by their group's first)
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
@@ -304,6 +306,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if sel is not None:   # (before the stage's loop, storing nothing)
                     computed = [b for b in em.lines if b not in store_lines]
                     lines += _compacted_sum(acc, v, sel, c_type, cast, computed, inner, counts.get(acc))
+                    continue
+                if acc in grouped:
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, each
                 # run added into the sum in the order of the loops around it (a run NumPy
@@ -321,31 +325,31 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
                     continue
                 var, n = block[0]
+                group = groups.get(acc, [])
+                if group:   # many sums of this run side by side (grouped_sums): one pass
+                    c_type = f"kiln_sums<{c_type}, {len(group)}>"
+                    needed, back = term_statements(em.lines, " ".join(t[1] for t in group), stores,
+                                                   store_lines, {var})
+                    out = sums if back else lines
+                    total = acc.replace("acc", "sums")
+                    out.append(f"{c_type} {total} = 0;")
+                    v = "terms_"
+                    needed = needed + [f"{c_type} terms_;"] + [f"terms_.v[{i}] = {t[1]};"
+                                                                 for i, t in enumerate(group)]
                 run = [f"auto {fn} = [&](int64_t {var}) -> {c_type} {{"]
                 run += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
                 # (terms that read a bool array: a buffer of them, the prelude's W 0)
                 # (terms that are strided loads: scalar partial sums, the prelude's W 1)
-                tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
+                # (a group's: each sum's partial sums as lanes, the prelude's W 2)
+                tp = f"{c_type}, 2" if group else \
+                    f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else \
                     f"{c_type}, 1" if strided and not calls_math(needed) else c_type
-                if cast and threads == "1":
-                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n});")
-                elif cast:
-                    run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
-                elif chunk and threads == "1" and plan.split_inner and not around:
-                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n}, {chunk});")
-                elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
-                    run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
-                elif chunk:
-                    left = f"{n} - lo"
-                    run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
-                            f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
-                elif threads != "1" and not _short_run(n):
-                    run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
-                else:
-                    run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
+                run += _pairwise_call(total if group else acc, tp, fn, n, cast, chunk, threads,
+                                      plan.split_inner and not around)
                 out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                out += [f"{t[0]} += {total}.v[{i}];" for i, t in enumerate(group)]
         post = storing + sums + post
         if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
@@ -390,6 +394,29 @@ def _sum_threads(plan: Any) -> str:
     if not plan.split_inner or below_grain(plan.work, plan.cost):
         return "1"
     return f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+
+
+def _pairwise_call(target: str, tp: str, fn: str, n: Any, cast: bool, chunk: int | None,
+                   threads: str, whole: bool) -> list[str]:
+    """``target += `` the pairwise sum of the term function ``fn`` over a run of ``n``
+    (``tp``: the prelude template's T and W): NumPy's buffered order where its terms are
+    ``cast`` or NumPy adds the run in chunks (``whole``: the sum starts at 0, no loops
+    around it), on ``threads`` where the run is long enough."""
+    if cast and threads == "1":
+        return [f"{target} += kiln_pairwise_chunks<{tp}>({fn}, {n});"]
+    if cast:
+        return [f"{target} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});"]
+    if chunk and threads == "1" and whole:
+        return [f"{target} += kiln_pairwise_chunks<{tp}>({fn}, {n}, {chunk});"]
+    if chunk and whole:
+        return [f"{target} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});"]
+    if chunk:
+        left = f"{n} - lo"
+        return [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
+                f"  {target} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
+    if threads != "1" and not _short_run(n):
+        return [f"{target} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});"]
+    return [f"{target} += kiln_pairwise<{tp}>({fn}, 0, {n});"]
 
 
 def _short_run(n: Any) -> bool:

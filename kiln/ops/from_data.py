@@ -260,3 +260,31 @@ def _ndarray_normalize(shape, dtype=float, buffer=None, offset=0, strides=None, 
 
 
 spell_composite(np.ndarray, ("empty",), _ndarray_normalize, "numpy.ndarray")
+
+
+# The longest bytes object np.frombuffer takes as a graph constant
+FROMBUFFER_BYTES = 1 << 16
+
+
+def _frombuffer_normalize(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """``np.frombuffer`` of a ``bytes`` object (guarded by value, as every bytes constant
+    is): NumPy's read-only view of it, computed while capturing, a constant of the graph
+    (as grids.py ``_constant``'s; NumPy's errors for a bad size, count or offset come
+    from there). A bytearray, memoryview or array shares its memory with the result, whose
+    writes (and the buffer's) each other sees, and a dtype kiln computes in no kernel
+    (structured, object, strings, another byte order) is NumPy's own: they run as NumPy."""
+    if like is not None:
+        reject("numpy.frombuffer", "like", like, "drop like=")
+    if type(buffer) is not bytes:
+        reject("numpy.frombuffer", "buffer", f"<a {type(buffer).__name__}>",
+               "it shares the buffer's memory: it runs as NumPy (bytes are captured)")
+    if len(buffer) > FROMBUFFER_BYTES:
+        # (a constant copied on every call, where NumPy's view copies nothing)
+        reject("numpy.frombuffer", "buffer", f"<{len(buffer)} bytes>", "it runs as NumPy, a view")
+    dt = np.dtype(dtype)
+    if dt.kind not in "biufc" or not dt.isnative or dt.names is not None or dt.subdtype is not None:
+        reject("numpy.frombuffer", "dtype", dtype, "it runs as NumPy")
+    return Composite(lambda: np.frombuffer(buffer, dtype=dt, count=count, offset=offset), ())
+
+
+spell_composite(np.frombuffer, (), _frombuffer_normalize, "numpy.frombuffer")

@@ -89,6 +89,8 @@ CASES = {
  "indices": (lambda a: np.indices(a.shape) * 1.0 + a.sum(), (x,)),
  "triu_indices": (lambda a: a[np.triu_indices(4, 1)], (x[:, :4],)),
  "fftfreq": (lambda a: np.fft.fftfreq(a.shape[0]) * a[:, 0], (x,)),
+ "frombuffer": (lambda a: np.frombuffer(b"\x01\x02\x03\x04\x05\x06\x07\x08", np.uint16, count=3, offset=2) * a[0],
+                (x[:, :3],)),
  "select": (lambda a: np.select([a < -0.5, a > 0.5], [a * 2, a * 3], -1.0), (x,)),
  "count_nonzero": (lambda a: np.count_nonzero(a > 0, axis=1), (x,)),
  "sort": (lambda a: np.sort(a, axis=0), (x,)),
