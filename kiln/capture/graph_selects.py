@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .bytecode_facts import BACKWARD_JUMPS
 from .graph_loop import _items, _State, _trackers
 from .loop_snapshot import _Snapshot
+from .select_joins import _Decline, back_edge, join as statement_join, meeting
 from .variables.arrays import ArrayVariable, PyValueVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -64,10 +64,6 @@ _REFUSED = frozenset({
 
 # reductions that may overflow but not over ones (their ops' NumPy names)
 _SUMS = frozenset({"sum", "mean", "prod", "cumsum", "cumprod"})
-
-
-class _Decline(Exception):
-    pass
 
 
 class _ToReturn(Exception):
@@ -140,14 +136,28 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
         value = apply_scalar(tx, "np.bool", [value])
         before = before | {id(value.node)}
     unbacked = len(tx.output.unbacked_sizes)
-    back = _back_edge(tx.decoded.instructions, k, t)
-    join = None if back is not None else _join(tx.decoded.instructions, k, t)
+    instructions = tx.decoded.instructions
+    stops = None
+    try:
+        back = back_edge(instructions, k, t)
+        join = None if back is not None else statement_join(instructions, k, t)
+    except _Decline:
+        # short-circuit jumps (``or``, ``and``, chained comparisons): an inner test jumps
+        # past ``t`` (or to a jump back of its own); the sides meet where every path does
+        # (the jumps back to the loop's head), or each runs on to its return
+        back, join = None, meeting(instructions, k, t)
+        if join is None and not to_return:
+            raise _ToReturn() from None
+        if join is not None and not to_return:
+            stops = join if isinstance(join, frozenset) else frozenset({join})
     if back is not None:
         # both sides end in the jump back to the head of the loop they are in (3.12+'s
         # ``if c: u = ...`` as a for body's last statement): they meet at that jump
         fall_end, join = back
         end = _run(tx, k + 1, fall_end, k + 1, fall_end + 1)
         join_fall = fall_end
+    elif stops is not None:
+        end = _run(tx, k + 1, stops, k + 1, max(stops) + 1)
     else:
         # the side that falls through (to its return, where the other side returns)
         end = _run(tx, k + 1, None, k + 1, n if to_return else t)
@@ -165,6 +175,10 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
         join = None
     if join is None:                                       # it returns: so must the other
         if fall[2] is None or _run(tx, t, None, t, n) != "return":
+            raise _Decline()
+    elif stops is not None:
+        join = _run(tx, t, stops, t, max(stops) + 1)       # (where the jump side got)
+        if end not in stops or join not in stops or fall[2] is not None:
             raise _Decline()
     elif end != join_fall or fall[2] is not None:
         raise _Decline()
@@ -217,61 +231,17 @@ def _select(tx, inst, value, when, snap, state, objects, saved, keep, to_return)
     tx.stack, tx.locals, tx.result, tx.ip = stack, merged, None, join
 
 
-def _join(instructions: list, k: int, t: int) -> int | None:
-    """Where the sides of the conditional jump at ``k`` to ``t`` meet: ``t`` (an ``if``
-    without an else), or past the else side, where the fall side's last instruction jumps;
-    None where the fall side returns. Every other jump in between goes forward and stays
-    inside (no loop, no ``break`` out of an enclosing loop: ``if c: break`` looks like an
-    if/else whose else side is the rest of the loop, back edge and all); no try body."""
-    last = instructions[t - 1]
-    if last.opname in ("RETURN_VALUE", "RETURN_CONST"):
-        join = None
-    elif last.opname == "JUMP_FORWARD" and last.target > t:
-        join = last.target
-    else:
-        join = t
-    for i in range(k, t if join is None else join):
-        ins = instructions[i]
-        if ins.in_try:
-            raise _Decline()
-        if i == k or ins.target is None or (i == t - 1 and join is not None and join != t):
-            continue
-        if not (i < ins.target <= (t if i < t else join) or i < ins.target == join):
-            raise _Decline()     # (an inner if's side may jump to the join: 3.11's nested if)
-    return join
-
-
-def _back_edge(instructions: list, k: int, t: int) -> tuple | None:
-    """``(fall_end, jump_end)`` where both sides of the jump at ``k`` to ``t`` end in a
-    backward jump to the ``FOR_ITER`` of a loop holding them (``fall_end = t - 1`` and
-    the first such jump from ``t``), every other jump in each side going forward and
-    staying inside it; None: another shape (``_join``'s)."""
-    last = instructions[t - 1]
-    head = last.target
-    if last.opname not in BACKWARD_JUMPS or head is None or head >= k \
-            or instructions[head].opname != "FOR_ITER" or instructions[head].target <= t:
-        return None
-    end = next((e for e in range(t, instructions[head].target)
-                if instructions[e].opname in BACKWARD_JUMPS), None)
-    if end is None or instructions[end].target != head:
-        return None
-    for lo, hi in ((k + 1, t - 1), (t, end)):
-        for i in range(lo, hi):
-            ins = instructions[i]
-            if ins.in_try or ins.target is not None and not i < ins.target <= hi:
-                raise _Decline()
-    return t - 1, end
-
-
-def _run(tx, start: int, stop: int | None, lo: int, hi: int) -> Any:
-    """Step from ``start`` until ``stop`` (or, with None, until leaving [lo, hi)):
+def _run(tx, start: int, stop: int | frozenset | None, lo: int, hi: int) -> Any:
+    """Step from ``start`` until ``stop`` (any of them: a frozenset; with None, until
+    leaving [lo, hi)):
     where it got, or "return"."""
     instructions = tx.decoded.instructions
+    stops = stop if isinstance(stop, frozenset) else (stop,)
     tx.ip = start
     for _ in range(MAX_SIDE_STEPS):
         if tx.result is not None:
             return "return"
-        if tx.ip == stop or (stop is None and not lo <= tx.ip < hi):
+        if tx.ip in stops or (stop is None and not lo <= tx.ip < hi):
             return tx.ip
         if not lo <= tx.ip < hi:
             raise _Decline()
