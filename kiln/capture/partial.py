@@ -198,6 +198,10 @@ class Continuation:
 # increment is ~30 ns of a hop's ~5 us). kiln/family.py ``resume_hops`` reads it while a
 # family's first call runs: a graph that family compiles late keeps every hop alive.
 HOPS = [0]
+# While a root's call that compiled runs (api.py ``_run_new``), how many times its
+# continuations entered each resume function (as_python.hops_outweigh prices each one's
+# graph by it); None otherwise (a hop pays one more test).
+TRACE: dict | None = None
 
 
 def run(segment: Callable, *args: Any) -> Any:
@@ -205,6 +209,8 @@ def run(segment: Callable, *args: Any) -> Any:
     result = segment(*args)
     while type(result) is Continuation:
         HOPS[0] += 1
+        if TRACE is not None:
+            TRACE[result.fn] = TRACE.get(result.fn, 0) + 1
         result = result.fn(*result.args)
     return result
 
@@ -234,6 +240,8 @@ class Hooked:
         if self.outermost:
             while type(result) is Continuation:
                 HOPS[0] += 1
+                if TRACE is not None:
+                    TRACE[result.fn] = TRACE.get(result.fn, 0) + 1
                 result = result.fn(*result.args)
         return result
 
