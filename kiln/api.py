@@ -277,7 +277,7 @@ class CompiledFunction:
         if entry is None:
             self.calls_uncompiled += 1
             return self.fn(*args, **kwargs)
-        hops, entered = 0, None
+        hops, breaks, entered = 0, 0, None
         if self.root is self and self._hops_from is None:
             self._hops_from = start = partial.HOPS[0]   # (family.resume_hops reads it)
             # Each resume function's entries this call (partial.TRACE); inside another such
@@ -298,6 +298,9 @@ class CompiledFunction:
                     if outer:   # (counting stops)
                         partial.TRACE = None
             hops = partial.HOPS[0] - start
+            # (as_python.hops_outweigh prices the breaks: a segment that ends the function
+            # without a continuation, as 3.12's often do, costs about what a hop does)
+            breaks = max(hops, entered.pop(partial.SEGMENTS, 0)) if entered is not None else 0
         else:
             result = entry.check(*args, **kwargs)
         if result is MISS and config.debug_checks:
@@ -318,8 +321,8 @@ class CompiledFunction:
             # (as_python.MANY_HOPS).
             sized = as_python.sized(self) and hops < as_python.MANY_HOPS
             self._remember_python(args, kwargs, _SMALL if sized else None)
-        elif hops and entered is not None and self._priced_by_cost() \
-                and (note := as_python.hops_outweigh(self, entry.graph, hops, entered)):
+        elif breaks and self._priced_by_cost() \
+                and (note := as_python.hops_outweigh(self, entry.graph, breaks, entered)):
             # Something compiled, but less than the breaks it keeps cost (priced before
             # them: as_python.hops_outweigh): this call's arrays and smaller run as Python.
             self.records.append(CaptureRecord(None, None, [], [], 0.0, function=self.fn.__qualname__,

@@ -166,7 +166,8 @@ def _largest(values: tuple, exact: bool, floor: int = SMALL) -> int | None:
 def hops_outweigh(root: Any, graph: Any, hops: int, entered: dict) -> str:
     """Why the root's calls like the one that just compiled ``graph`` (its own graph, or
     None) should run as Python, or '': judged again at the end of that call, once its
-    ``hops`` (continuations into resume functions, capture/partial.py HOPS) are known.
+    ``hops`` (continuations into resume functions, capture/partial.py HOPS, or the
+    outermost segments run where more: 3.12 ends a function in its segment) are known.
     Each graph was priced when it was built, often before the hops it keeps: the graph
     before a break by the before-break rule (element loops as NumPy calls, runtime/cost.py
     ``_numpy_us_before_break``), the tail of a loop's iteration not at all
@@ -176,17 +177,19 @@ def hops_outweigh(root: Any, graph: Any, hops: int, entered: dict) -> str:
     together is set against the hops at HOP_US each, which running the call as Python
     does not make. The root's graph runs once a call, a resume function's at most as many
     times as the call entered it (``entered``: each resume function's count, capture/
-    partial.py TRACE); a helper's graph may run any number of times without a
-    hop, so a family with one is not judged. first_above
+    partial.py TRACE). A family with a helper (a call the frame hook compiles) is not
+    judged: its graphs may run any number of times without a hop, and one that compiled
+    nothing for these arguments may for others of the same types (another dtype) that the
+    root's verdict would send to Python (tests/capture/test_hook_verdicts.py). first_above
     (return inside the loop) on 4 elements: the loop node, then a hop to ``return -1``,
     2.3 us against NumPy's 1.1; real22's midpoint_circle on 210x210: 98 hops through a
     ``set.add`` loop, then a graph of 6 us once, 1.8x; its minimizer_sketch: a 3-op graph of scalars in
     the deque loop's tail, 209 hops a call, 9.9x NumPy's time; its astar_grid on 50x50:
     ``np.full`` of 2500 and one element written, then 42 hops, 6.0x."""
     members = unit(root)
-    if any(not c._is_resume and c is not root and any(e.graph is not None for e in c._entries)
-           for c in members) or any(g.kind == DEVICE for c in members for e in c._entries
-                                    if e.graph is not None for g in e.guards):
+    if any(not c._is_resume and c is not root for c in members) \
+            or any(g.kind == DEVICE for c in members for e in c._entries
+                   if e.graph is not None for g in e.guards):
         return ""   # (a device's graphs: priced for the host, cost.py does not judge them)
     saved = 0.0
     priced = [graph] if graph is not None else []

@@ -200,12 +200,17 @@ class Continuation:
 HOPS = [0]
 # While a root's call that compiled runs (api.py ``_run_new``), how many times its
 # continuations entered each resume function (as_python.hops_outweigh prices each one's
-# graph by it); None otherwise (a hop pays one more test).
+# graph by it), and under SEGMENTS how many outermost segments ran (3.12 runs the rest of
+# a function in the segment, with no continuation); None otherwise (a hop pays one more
+# test).
 TRACE: dict | None = None
+SEGMENTS = "segments"
 
 
 def run(segment: Callable, *args: Any) -> Any:
     """Run an eager segment and every continuation after it; the function's result."""
+    if TRACE is not None:
+        TRACE[SEGMENTS] = TRACE.get(SEGMENTS, 0) + 1
     result = segment(*args)
     while type(result) is Continuation:
         HOPS[0] += 1
@@ -234,6 +239,8 @@ class Hooked:
     def __call__(self, segment: Callable, *args: Any) -> Any:
         if self.quiet >= self.QUIET_RUNS:
             return run(segment, *args) if self.outermost else segment(*args)
+        if self.outermost and TRACE is not None:
+            TRACE[SEGMENTS] = TRACE.get(SEGMENTS, 0) + 1
         before = frame_hook.intercepted()
         result = frame_hook.run_with(self.factory, segment, *args)
         self.quiet = self.quiet + 1 if frame_hook.intercepted() == before else 0
