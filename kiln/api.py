@@ -277,14 +277,30 @@ class CompiledFunction:
         if entry is None:
             self.calls_uncompiled += 1
             return self.fn(*args, **kwargs)
-        hops = 0
+        hops, breaks, entered = 0, 0, None
         if self.root is self and self._hops_from is None:
             self._hops_from = start = partial.HOPS[0]   # (family.resume_hops reads it)
+            # Each resume function's entries this call (partial.TRACE); inside another such
+            # call, its counts go on (copies: dict() is one C call, another thread's hops
+            # cannot change it midway).
+            counts = partial.TRACE
+            outer = counts is None
+            if outer:
+                counts = partial.TRACE = {}
+            before = dict(counts)
             try:
                 result = entry.check(*args, **kwargs)
             finally:
                 self._hops_from = None
+                after = dict(counts)
+                if partial.TRACE is counts:
+                    entered = {f: n - before.get(f, 0) for f, n in after.items()}
+                    if outer:   # (counting stops)
+                        partial.TRACE = None
             hops = partial.HOPS[0] - start
+            # (as_python.hops_outweigh prices the breaks: a segment that ends the function
+            # without a continuation, as 3.12's often do, costs about what a hop does)
+            breaks = max(hops, entered.pop(partial.SEGMENTS, 0)) if entered is not None else 0
         else:
             result = entry.check(*args, **kwargs)
         if result is MISS and config.debug_checks:
@@ -305,6 +321,14 @@ class CompiledFunction:
             # (as_python.MANY_HOPS).
             sized = as_python.sized(self) and hops < as_python.MANY_HOPS
             self._remember_python(args, kwargs, _SMALL if sized else None)
+        elif breaks and self._priced_by_cost() \
+                and (note := as_python.hops_outweigh(self, entry.graph, breaks, entered)):
+            # Something compiled, but less than the breaks it keeps cost (priced before
+            # them: as_python.hops_outweigh): this call's arrays and smaller run as Python.
+            self.records.append(CaptureRecord(None, None, [], [], 0.0, function=self.fn.__qualname__,
+                                              runs_as_python=note))
+            logs.log("perf", f"{self.fn.__qualname__}: {note}")
+            as_python.remember(self, args, kwargs, None, own=True)
         return result
 
     def after_hooked_call(self, slots: tuple) -> None:
@@ -470,7 +494,7 @@ class CompiledFunction:
         over an int traces into a guard per iteration). An entry whose ``guards`` C checks
         costs less (_guarded_in_c); ``direct``: the entry would call the graph from C
         with its parameters (fastcheck.simple_entry), less again."""
-        if not config.cost_model or getattr(self.root, "judged_as", self.root.backend_name) != "cpp":
+        if not self._priced_by_cost():
             return ""
         if graph is None:
             return "runs as Python: no array operations to compile (KILN_COST_MODEL=0 compiles it anyway)"
@@ -481,6 +505,10 @@ class CompiledFunction:
                                      lowered=lowered, steps=steps) or ""
         self.sized |= bool(note) and cost.grows_with_size(graph)
         return note
+
+    def _priced_by_cost(self) -> bool:
+        """Does the cost model judge this family's graphs (the default backend's, on)?"""
+        return bool(config.cost_model) and getattr(self.root, "judged_as", self.root.backend_name) == "cpp"
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:

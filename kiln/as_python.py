@@ -32,6 +32,7 @@ import numpy as np
 
 from .capture import frame_hook
 from .guards import MISS, CacheEntry, fastcheck, make_entry
+from .guards.guard import DEVICE
 from .ops.loops import GIVE_UP, loop_bodies
 from .runtime import cost
 
@@ -44,6 +45,12 @@ SMALL = cost.SMALL_ELEMENTS
 # on 600 trades (2200 hops, its np.array of 300 floats too long to capture) kept
 # hopping with every resume function run as Python: 9.6x NumPy's time.
 MANY_HOPS = 8
+# A continuation the root's call made (a break's segment, the stack handed on, the resume
+# function's entry), for hops_outweigh: first_above (benchmarks/loop_kernels.py) returning
+# -1 after its loop ran to the end took 0.6-1.2 us more compiled than returning from the
+# loop's last trip (load 10, CPU time); FIFO's hops ~1.3 us (stop 59). (The model's
+# SEGMENT_US, 3.0, also prices the segment's own work, which runs as Python either way.)
+HOP_US = 1.0
 
 
 def frame_slots(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:
@@ -124,17 +131,18 @@ def sized(cf: Any) -> bool:
     return any(c.sized for c in unit(cf))
 
 
-def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
+def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None, own: bool = False) -> None:
     """Run later calls of ``cf`` with arguments of these kinds as Python, without checking
     guards, while their arrays are no bigger than this call's (or ``SMALL`` elements);
-    at most ``limit`` elements each: otherwise nothing is remembered. Resume functions
+    at most ``limit`` elements each: otherwise nothing is remembered; ``own``: no bigger
+    than this call's, even below ``SMALL`` (a loop's trips grow with them). Resume functions
     (called by their segments, never by users) keep no verdict. (A compiled bound
     method's arguments start with its object: both dispatchers prepend it first.)"""
     if cf._is_resume:
         return
     if cf.root is cf:
         slots = (*args, *kwargs.values())   # the order a vectorcall passes them in
-        largest = _largest(slots, exact=False)
+        largest = _largest(slots, exact=False, floor=0 if own else SMALL)
         if limit is None or largest <= limit:
             arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
             cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
@@ -145,14 +153,60 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
         frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
 
 
-def _largest(values: tuple, exact: bool) -> int | None:
+def _largest(values: tuple, exact: bool, floor: int = SMALL) -> int | None:
     """The size limit a verdict on ``values`` keeps: their largest array's, at least
-    SMALL elements; None, with ``exact``, when an array is an ndarray subclass (the hook
-    reads the sizes of exact ndarrays only)."""
+    ``floor`` elements; None, with ``exact``, when an array is an ndarray subclass (the
+    hook reads the sizes of exact ndarrays only)."""
     arrays = [v for v in values if isinstance(v, np.ndarray)]
     if exact and any(type(v) is not np.ndarray for v in arrays):
         return None
-    return max([SMALL] + [v.size for v in arrays])
+    return max([floor] + [v.size for v in arrays])
+
+
+def hops_outweigh(root: Any, graph: Any, hops: int, entered: dict) -> str:
+    """Why the root's calls like the one that just compiled ``graph`` (its own graph, or
+    None) should run as Python, or '': judged again at the end of that call, once its
+    ``hops`` (continuations into resume functions, capture/partial.py HOPS, or the
+    outermost segments run where more: 3.12 ends a function in its segment) are known.
+    Each graph was priced when it was built, often before the hops it keeps: the graph
+    before a break by the before-break rule (element loops as NumPy calls, runtime/cost.py
+    ``_numpy_us_before_break``), the tail of a loop's iteration not at all
+    (partial.runs_later_iterations). Here every graph of the family is priced as it runs
+    (``cost.estimate_as_run``: loops as the interpreter runs them, elementwise work by its
+    passes over arrays of known sizes, no break), and what they save
+    together is set against the hops at HOP_US each, which running the call as Python
+    does not make. The root's graph runs once a call, a resume function's at most as many
+    times as the call entered it (``entered``: each resume function's count, capture/
+    partial.py TRACE). A family with a helper (a call the frame hook compiles) is not
+    judged: its graphs may run any number of times without a hop, and one that compiled
+    nothing for these arguments may for others of the same types (another dtype) that the
+    root's verdict would send to Python (tests/capture/test_hook_verdicts.py). first_above
+    (return inside the loop) on 4 elements: the loop node, then a hop to ``return -1``,
+    2.3 us against NumPy's 1.1; real22's midpoint_circle on 210x210: 98 hops through a
+    ``set.add`` loop, then a graph of 6 us once, 1.8x; its minimizer_sketch: a 3-op graph of scalars in
+    the deque loop's tail, 209 hops a call, 9.9x NumPy's time; its astar_grid on 50x50:
+    ``np.full`` of 2500 and one element written, then 42 hops, 6.0x."""
+    members = unit(root)
+    if any(not c._is_resume and c is not root for c in members) \
+            or any(g.kind == DEVICE for c in members for e in c._entries
+                   if e.graph is not None for g in e.guards):
+        return ""   # (a device's graphs: priced for the host, cost.py does not judge them)
+    saved = 0.0
+    priced = [graph] if graph is not None else []
+    resumed = [(e.graph, entered.get(c, 0)) for c in members if c._is_resume
+               for e in c._entries if e.graph is not None]
+    for g, n in [(g, 1) for g in priced] + resumed:
+        found = cost.estimate_as_run(g)
+        if found is None:
+            return ""   # work on larger arrays: compiling pays
+        saved += n * max(0.0, found[0] - found[1])
+    if not (priced or resumed) or saved >= hops * HOP_US:
+        return ""
+    graphs = len(priced) + len(resumed)
+    what = f"its {graphs} graphs save" if graphs > 1 else "its graph saves"
+    return (f"runs as Python (judged again after its first call): {what} at most {saved:.1f} us a call, its {hops} "
+            f"graph break{'s' if hops > 1 else ''} cost about {hops * HOP_US:.1f} us; calls with "
+            f"arrays no bigger than this one's run as Python (KILN_COST_MODEL=0 compiles it anyway)")
 
 
 def after_hooked_call(cf: Any, slots: tuple) -> None:

@@ -198,13 +198,24 @@ class Continuation:
 # increment is ~30 ns of a hop's ~5 us). kiln/family.py ``resume_hops`` reads it while a
 # family's first call runs: a graph that family compiles late keeps every hop alive.
 HOPS = [0]
+# While a root's call that compiled runs (api.py ``_run_new``), how many times its
+# continuations entered each resume function (as_python.hops_outweigh prices each one's
+# graph by it), and under SEGMENTS how many outermost segments ran (3.12 runs the rest of
+# a function in the segment, with no continuation); None otherwise (a hop pays one more
+# test).
+TRACE: dict | None = None
+SEGMENTS = "segments"
 
 
 def run(segment: Callable, *args: Any) -> Any:
     """Run an eager segment and every continuation after it; the function's result."""
+    if TRACE is not None:
+        TRACE[SEGMENTS] = TRACE.get(SEGMENTS, 0) + 1
     result = segment(*args)
     while type(result) is Continuation:
         HOPS[0] += 1
+        if TRACE is not None:
+            TRACE[result.fn] = TRACE.get(result.fn, 0) + 1
         result = result.fn(*result.args)
     return result
 
@@ -228,12 +239,16 @@ class Hooked:
     def __call__(self, segment: Callable, *args: Any) -> Any:
         if self.quiet >= self.QUIET_RUNS:
             return run(segment, *args) if self.outermost else segment(*args)
+        if self.outermost and TRACE is not None:
+            TRACE[SEGMENTS] = TRACE.get(SEGMENTS, 0) + 1
         before = frame_hook.intercepted()
         result = frame_hook.run_with(self.factory, segment, *args)
         self.quiet = self.quiet + 1 if frame_hook.intercepted() == before else 0
         if self.outermost:
             while type(result) is Continuation:
                 HOPS[0] += 1
+                if TRACE is not None:
+                    TRACE[result.fn] = TRACE.get(result.fn, 0) + 1
                 result = result.fn(*result.args)
         return result
 

@@ -287,10 +287,24 @@ def _body_us(graph: Any) -> float | None:
     return None if found is None else _calls_us(found)
 
 
-def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | None:
+def estimate_as_run(graph: Any) -> tuple[float, float] | None:
+    """(Python µs, compiled µs) of one run of ``graph`` judged again after a call
+    (as_python.hops_outweigh: the breaks are priced there, by the hops the call made):
+    loops as the interpreter runs them, and elementwise work on larger arrays of known
+    sizes, any, by its passes over them (every graph of the family is priced there, so
+    declining forgoes no fusion left unpriced); None where sizes are unknown."""
+    found = _tally(graph, passes=True, limit=None, before_break=False)
+    return None if found is None else _priced(found, 0, True, False, _returned_views_us(graph))[:2]
+
+
+def _tally(graph: Any, passes: bool = False, limit: int | None = PASSES_ELEMENTS,
+           before_break: bool | None = None) -> tuple[float, int, int, float] | None:
     """(Python µs, kernels, extern calls, µs of calls their ops price) of one run of
     ``graph``, or None as estimate. ``passes``: elementwise work on larger arrays of known
-    sizes is priced by its passes over them (ELEMENT_US), the kernels' in the last."""
+    sizes (at most ``limit`` elements; None: any) is priced by its passes over them
+    (ELEMENT_US), the kernels' in the last; ``before_break`` (``passes`` unless given):
+    ops price their Python calls as before a break (``_numpy_us_before_break``)."""
+    per_op_us = _numpy_us_before_break if (passes if before_break is None else before_break) else _numpy_us
     python = calls = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
@@ -306,7 +320,7 @@ def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | 
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
         elif _large(node) and fused and passes and op.python_us is None \
-                and (known := _known_elements(node) or PASSES_ELEMENTS + 1) <= PASSES_ELEMENTS \
+                and (known := _known_elements(node)) and (limit is None or known <= limit) \
                 and not _numpy_loop(node):
             python += _numpy_us(node) + (0.0 if _part_of_one_call(node) else ELEMENT_US * known)
             if id(node) not in folded_ids:
@@ -323,7 +337,7 @@ def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | 
             # call either way, so only its dispatch counts (both sides pay it).
             python += NUMPY_CHEAP_US if op.category == Category.VIEW else NUMPY_OP_US
         elif op.python_us is not None:
-            cost = op.python_us(node, _numpy_us_before_break if passes else _numpy_us)
+            cost = op.python_us(node, per_op_us)
             if cost is None:
                 return None
             python += cost
