@@ -736,5 +736,243 @@ def validate_rows_collect_errors(m, lo, hi):
     return good, errors, total
 
 
+# ----------------------------------------------------------------------------- more corners
+
+@program((np.arange(1.0, 9.0), np.arange(6, dtype=i32)), (np.ones(1, f32), np.zeros(0, i32)))
+def overlapping_inplace_scans(a, b):
+    # NumPy buffers overlapping operands: these are not running sums
+    a[1:] += a[:-1]
+    b[:-1] -= b[1:]
+    c = np.arange(len(a), dtype=a.dtype)
+    np.add(c[:-1], c[1:], out=c[1:])
+    return a, b, c
+
+
+@program((np.array([[10, 250], [128, 0]], u8), 10), (np.array([5, 200], u8), -20), (np.array([1], u8), 300))
+def uint8_brightness_saturate(img, delta):
+    wide = img.astype(np.int16) + delta
+    sat = np.clip(wide, 0, 255).astype(np.uint8)
+    try:
+        wrapped = img + delta            # a Python int out of uint8's range raises
+    except OverflowError as e:
+        wrapped = str(e)
+    return sat, wrapped, (sat == 255).sum()
+
+
+@program((np.full(1000, 0.1, f32),), (np.array([1e8, 1.0, -1e8, 1.0], f32),))
+def kahan_float32_scalars(x):
+    s = np.float32(0.0)
+    c = np.float32(0.0)
+    naive = np.float32(0.0)
+    for v in x:
+        y = v - c
+        t = s + y
+        c = (t - s) - y
+        s = t
+        naive += v
+    return s, naive, x.sum(), type(s).__name__
+
+
+@program((np.uint32(12345), 6), (np.uint32(4294967295), 3))
+def lcg_uint32_scalars(seed, n):
+    a, c = np.uint32(1664525), np.uint32(1013904223)
+    x = seed
+    out = []
+    for _ in range(n):
+        x = a * x + c                 # wraps mod 2**32 with an overflow RuntimeWarning
+        out.append(int(x))
+    u = np.array(out, dtype=np.uint32) / 2.0 ** 32
+    return out, u, x
+
+
+@program((np.complex64(1.0), np.float32(0.3), 8), (np.complex64(0.5 - 0.5j), np.float32(-1.0), 3))
+def complex64_scalar_rotation(z0, theta, n):
+    w = np.complex64(np.cos(theta) + 1j * np.sin(theta))
+    z = z0
+    path = []
+    for k in range(n):
+        z = z * w
+        path.append(z)
+    arr = np.array(path)
+    return z, arr, arr.dtype, np.abs(arr).max(), type(z).__name__
+
+
+@program((np.array(["2026-03-01T08:00", "2026-03-01T08:10", "2026-03-01T09:30", "2026-03-01T09:31",
+                    "2026-03-02T00:00"], dtype="datetime64[m]"), np.timedelta64(30, "m")),
+         (np.array(["2026-01-01T00:00"], dtype="datetime64[m]"), np.timedelta64(1, "h")))
+def sessions_by_timedelta_gap(ts, gap):
+    sessions = []
+    start = prev = ts[0]
+    for t in ts[1:]:
+        if t - prev > gap:
+            sessions.append((start, prev, (prev - start) // np.timedelta64(1, "m")))
+            start = t
+        prev = t
+    sessions.append((start, prev, (prev - start) // np.timedelta64(1, "m")))
+    lengths = np.array([s[2] for s in sessions])
+    return sessions, lengths, np.diff(ts).max()
+
+
+@program((np.array([1.0, np.nan, 3.0, 4.0, np.inf, 6.0, 7.0]), 3), (np.array([np.nan, np.nan], f32), 2))
+def masked_running_mean(x, w):
+    m = np.ma.masked_invalid(x)
+    out = np.ma.zeros(len(x))
+    for i in range(len(x)):
+        seg = m[max(0, i - w + 1):i + 1]
+        out[i] = seg.mean() if seg.count() else np.ma.masked
+    return out.filled(np.nan), np.ma.getmaskarray(out), m.filled(0).sum()
+
+
+@program((np.arange(1, 25),), (np.array([30, 5], i32),))
+def object_int_factorials(n):
+    big = np.cumprod(np.arange(1, int(n.max()) + 1).astype(object))
+    f = big[n - 1]
+    digits = np.array([len(str(v)) for v in f])
+    trailing = np.array([len(str(v)) - len(str(v).rstrip("0")) for v in f])
+    wrapped = np.cumprod(np.arange(1, int(n.max()) + 1, dtype=np.int64))[n - 1]
+    return f, digits, trailing, wrapped == f
+
+
+@program((np.array([88.0, 92.5, 88.0, 70.0, 92.5, 100.0]), np.array([3, 1, 2, 5, 1, 4])),
+         (np.array([1.0], f32), np.array([0])))
+def competition_and_dense_ranks(score, tiebreak):
+    order = np.lexsort((tiebreak, -score))
+    s = score[order]
+    new = np.r_[True, s[1:] != s[:-1]]
+    dense = np.cumsum(new)
+    first_pos = np.flatnonzero(new)
+    comp = first_pos[dense - 1] + 1
+    ranks = np.empty(len(score), np.int64)
+    ranks[order] = comp
+    dense_ranks = np.empty_like(ranks)
+    dense_ranks[order] = dense
+    return order, ranks, dense_ranks
+
+
+@program((np.array([0.0, 0.5, 1.0, 2.5, 10.0, -1.0, 7.0]), np.array([0.0, 1.0, 2.5, 5.0, 10.0])),
+         (np.array([3.0], f32), np.array([1.0, 3.0], f32)))
+def binning_searchsorted_digitize(x, edges):
+    left = np.searchsorted(edges, x, side="left")
+    right = np.searchsorted(edges, x, side="right")
+    d = np.digitize(x, edges)
+    dr = np.digitize(x, edges, right=True)
+    hist, _ = np.histogram(x, bins=edges)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return left, right, d, dr, hist, inside.sum()
+
+
+@program((np.array([[1, 2], [3, 4], [1, 2], [5, 6], [3, 4], [1, 2]]),), (np.zeros((0, 3), i32),))
+def unique_rows_counts(pairs):
+    rows, first, inv, counts = np.unique(pairs, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    dup_mask = np.ones(len(pairs), bool)
+    dup_mask[first] = False
+    return rows, first, inv.ravel(), counts, np.flatnonzero(dup_mask)
+
+
+@program((np.array([0.1, 0.4, 0.35, 0.9, 0.95]), np.array([0.2, 0.8, 0.3, 0.1, 0.9]), 3),)
+def histogram2d_density_grid(x, y, bins):
+    h, xe, ye = np.histogram2d(x, y, bins=bins, range=[[0, 1], [0, 1]])
+    hd, _, _ = np.histogram2d(x, y, bins=bins, range=[[0, 1], [0, 1]], density=True)
+    dd, edges = np.histogramdd(np.c_[x, y], bins=(2, 2))
+    return h, hd, hd.sum() * np.diff(xe)[0] * np.diff(ye)[0], dd, len(edges)
+
+
+@program((np.array([[2.0, 1.0], [1.0, 3.0], [0.0, 0.0]]), np.array([1.0, 2.0, 0.5])),
+         (np.array([[1.0, 2.0], [2.0, 4.0]], f32), np.array([1.0, 2.0], f32)))
+def lstsq_rank_slogdet(a, b):
+    x, res, rank, sv = np.linalg.lstsq(a, b, rcond=None)
+    g = a.T @ a
+    sign, logdet = np.linalg.slogdet(g)
+    r = np.linalg.matrix_rank(a)
+    cond = np.linalg.cond(g) if r == g.shape[0] else np.inf
+    return x, res, rank, sv, sign, logdet, r, cond
+
+
+@program((np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.5, 0.25, 0.25])), (np.ones(5, f32), np.array([1.0], f32)))
+def fft_convolution_matches_direct(a, k):
+    n = len(a) + len(k) - 1
+    nfft = 1 << (n - 1).bit_length()
+    spec = np.fft.rfft(a, nfft) * np.fft.rfft(k, nfft)
+    full = np.fft.irfft(spec, nfft)[:n]
+    direct = np.convolve(a, k)
+    return np.round(full, 10), direct, np.allclose(full, direct), full.dtype
+
+
+@program((np.linspace(0, 2, 15), 3), (np.array([0.0, 1.0, 2.0, 3.0], f32), 1))
+def polynomial_class_fit_roots(x, deg):
+    y = (x - 0.5) * (x - 1.5) * (x + 1.0)
+    p = np.polynomial.Polynomial.fit(x, y, deg)
+    conv = p.convert()
+    roots = np.sort(p.roots().real)
+    der = conv.deriv()
+    cheb = np.polynomial.Chebyshev.fit(x, y, deg)
+    return np.round(conv.coef, 8), np.round(roots, 6), np.round(der(x), 8), np.allclose(cheb(x), p(x))
+
+
+@program((np.array([350.0, 10.0, 180.0, 359.0, 0.0]), np.array([0.0, 90.0, 180.0, 270.0]), np.array([1.0, 2.0, 3.0, 4.0])),)
+def periodic_interp_wind_direction(q, deg, val):
+    direct = np.interp(q, deg, val, period=360.0)
+    u = np.interp(q, deg, np.cos(np.radians(val * 90)), period=360)
+    mean_dir = np.degrees(np.arctan2(np.sin(np.radians(q)).mean(), np.cos(np.radians(q)).mean())) % 360
+    return direct, u, mean_dir
+
+
+@program((np.array([5.0, 1.0, 2.0, 7.0, 3.0, 4.0]), np.array([0, 2, 2, 5])), (np.array([1.0, 2.0], f32), np.array([1, 0])))
+def reduceat_segments_with_empties(x, starts):
+    sums = np.add.reduceat(x, starts)       # where starts[i] >= starts[i+1]: x[starts[i]]
+    maxs = np.maximum.reduceat(x, starts)
+    ends = np.r_[starts[1:], len(x)]
+    sizes = ends - starts
+    safe = np.where(sizes > 0, sums, np.nan)
+    run_max = np.maximum.accumulate(x)
+    run_min_nan = np.fmin.accumulate(np.r_[x, np.nan])
+    return sums, maxs, sizes, safe, run_max, run_min_nan
+
+
+@program((np.array([-2.5, -0.5, 0.5, 1.5, 2.5, 1234.5678]), np.array([15, 25, -35, 1049], i64)),)
+def rounding_half_even_and_negative_decimals(x, n):
+    return np.round(x), np.round(x, 2), np.round(x, -2), np.round(n, -1), np.around(n, -2), np.fix(x), np.trunc(x)
+
+
+@program((np.array([2, 3, -1]), np.array([3, 0, 2])), (np.array([2, 3]), np.array([-1, 2])))
+def integer_power_rules(base, exp):
+    try:
+        p = base ** exp
+    except ValueError as e:
+        p = str(e)
+    fp = np.float_power(base, exp)
+    return p, fp, np.power(base.astype(float), exp)
+
+
+@program((np.array([-3.0, -1.0, 0.0, 0.5, 2.0, 5.0]),), (np.array([[1.0, -1.0]], f32),))
+def piecewise_and_select_tax(income):
+    tax = np.piecewise(income, [income < 0, (income >= 0) & (income < 1), income >= 1],
+                       [0.0, lambda v: 0.1 * v, lambda v: 0.1 + 0.3 * (v - 1)])
+    band = np.select([income < 0, income < 1, income < 3], ["neg", "low", "mid"], default="high")
+    return tax, band
+
+
+@program((np.array([[3, 1, 2], [9, 7, 8], [4, 6, 5]]),), (np.array([[1.0, 0.0]], f32),))
+def take_put_along_axis_topk(a):
+    idx = np.argsort(a, axis=1)[:, ::-1][:, :2]
+    top = np.take_along_axis(a, idx, axis=1)
+    b = np.zeros_like(a)
+    np.put_along_axis(b, idx, top, axis=1)
+    am = np.argmax(a, axis=0, keepdims=True)
+    col_max = np.take_along_axis(a, am, axis=0)
+    return idx, top, b, col_max
+
+
+@program((np.array([[1.0, 5.0, 2.0], [4.0, 4.0, 1.0]]),), (np.array([[7.0]], f32),))
+def apply_along_axis_and_vectorize(m):
+    def spread(row):
+        return np.array([row.max() - row.min(), np.median(row)])
+    s = np.apply_along_axis(spread, 1, m)
+    grade = np.vectorize(lambda v: "A" if v >= 4 else "B" if v >= 2 else "C", otypes=[str])
+    ranks = np.vectorize(lambda r: np.argsort(np.argsort(r)), signature="(n)->(n)")(m)
+    as_obj = np.frompyfunc(lambda v: f"{v:.1f}", 1, 1)(m)
+    return s, grade(m), ranks, as_obj
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 test_program_aot = program_test(PROGRAMS, ["aot_eager", "cpp-dynamic"], share=4)
