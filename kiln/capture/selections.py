@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import REGISTRY, Bound, Category, Composite, TensorMeta, infer_meta
+from ..ops.fp_errors import may_warn
 from ..ops.masked import masked_call
 from ..ops.registry import masked_form, method_key
 from ..ops.speculation import speculating
@@ -80,9 +81,12 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
         if selected is not None:
             return _deferred(tx, MaskedSelectionVariable(selected, fill.mask, fill.where))
         # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
-        # an in-place update of x itself
-        result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
-                            {k: full(v) for k, v in kwargs.items()}, spelling.text)
+        # an in-place update of x itself; computed everywhere only where the call cannot
+        # warn for the elements the mask leaves out (``x[m].astype(int)`` of a NaN x warns
+        # "invalid value encountered in cast" only if the NaN is selected)
+        result = None if _may_warn(tx, op, args, kwargs) else \
+            tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
+                       {k: full(v) for k, v in kwargs.items()}, spelling.text)
         if isinstance(result, ArrayVariable) and result.meta.shape == fill.full.meta.shape:
             return _deferred(tx, MaskedSelectionVariable(result, fill.mask, fill.where))
 
@@ -142,6 +146,22 @@ def _stand_in(tx, v: Any) -> Any:
     if isinstance(v, MaskedSelectionVariable):
         return TensorMeta(v.full.meta.shape, v.full.meta.dtype)
     return ArrayArg(v) if isinstance(v, ArrayVariable) else to_bind(tx, v, {})
+
+
+def _may_warn(tx, op, args: list, kwargs: dict) -> bool:
+    """May ``op``'s call, computed over the selections' whole arrays, warn of a
+    floating-point error (ops/fp_errors.py ``may_warn``) for some values? Unknown: yes."""
+    try:
+        inner = infer_meta(op, tuple(_stand_in(tx, a) for a in args),
+                           {k: _stand_in(tx, v) for k, v in kwargs.items()})
+    except Exception:   # noqa: BLE001 - the call itself raises it, as NumPy does
+        return True
+    if not isinstance(inner, TensorMeta):
+        return True
+    operands = [a.full if isinstance(a, MaskedSelectionVariable) else a for a in flatten(list(args))]
+    kinds = tuple(a.meta.dtype.kind for a in operands if isinstance(a, ArrayVariable))
+    consts = tuple(a.value if isinstance(a, ConstantVariable) else None for a in operands)
+    return may_warn(op.name, kinds, consts, inner.dtype.kind, True)
 
 
 def _keeps_dtype(tx, op, args: list, sel: MaskedSelectionVariable) -> bool:

@@ -69,10 +69,13 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
                 filename, lineno, OVER), OVER
     out_kind = _dtype_kind(node)
     # operands: constants as they are; a bool or integer array as the largest value it
-    # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown
+    # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown. A
+    # masked op's mask and fallback are none of its ufunc's operands (the bool mask, taken
+    # for a factor of at most 1, said ``np.multiply(x, 1e10, where=m)`` never overflows)
+    operands = node.args[2:] if op.name in _MASKED else node.args
     args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else _in_loop(a, _dtype(node))
-                 for a in node.args)
-    kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
+                 for a in operands)
+    kinds = [k for k in (_dtype_kind(a) for a in operands) if k] + [out_kind or ""]
     cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
         else None   # (the input a cast converts: astype's, the value an index_put writes)
     # (a complex result is a complex loop's, float operands cast: x + 0j adds part by part)

@@ -7,7 +7,7 @@ import pytest
 
 import kiln
 
-from .conftest import run_probe
+from .conftest import assert_same, run_probe
 
 X = np.linspace(-2.0, 2.0, 9)
 Y = np.linspace(2.0, -1.0, 9)
@@ -84,6 +84,44 @@ def test_row_mask_division_warns_only_in_selected_rows():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         run_probe(row_mask_means, P, CNT, graphs=1)
+
+
+def finite_to_int(x):
+    ok = np.isfinite(x)
+    return np.rint(x[ok]).astype(np.int64), x[x > 0].astype(np.int32)
+
+
+def narrowed(x):
+    small = np.abs(x) < 1e4
+    return x[small].astype(np.float16), x[small].astype(np.int8), (x[small] > 0).astype(np.float32)
+
+
+@pytest.mark.parametrize("fn, x", [
+    (finite_to_int, np.array([55.0, -np.inf, np.nan, 3.6])),
+    (finite_to_int, np.array([55.0, -np.inf, np.nan, 3.6], np.float32)),
+    (narrowed, np.array([1e6, 2.5, -3e9, np.nan, -70.0])),
+])
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_cast_of_a_selection_warns_only_for_selected_values(fn, x, backend):
+    # a cast computed over the whole array warned "invalid value encountered in cast" for
+    # the NaN and inf x[ok] leaves out (midi numbers of a zero frequency), and "overflow
+    # encountered in cast" for 1e6 into float16; NumPy casts only the selection
+    expected = fn(x.copy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = kiln.compile(fn, backend=backend)(x.copy())
+    assert_same(got, expected)
+
+
+def test_cast_of_a_selection_still_warns_for_a_selected_value():
+    def f(x):
+        return x[x != 0].astype(np.int64)
+    x = np.array([0.0, np.nan, 2.0])
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+        expected = f(x)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast"):
+        got = kiln.compile(f)(x)
+    assert_same(got[~np.isnan(x[x != 0])], expected[~np.isnan(x[x != 0])])
 
 
 @pytest.mark.parametrize("value", [np.arange(2.0), np.ones((7, 3))])

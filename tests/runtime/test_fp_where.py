@@ -157,6 +157,16 @@ def _row_divide(x, c, rows):
     return x[rows] / c[rows]
 
 
+def _selected_scaled(x, m):
+    # a masked multiply's mask (bool) was taken for one of its factors, at most 1: the
+    # kernel was said never to overflow, and x[m] * 1e10 of a selected 1e300 warned nothing
+    return x[m] * 1e10
+
+
+def _multiply_where(x, m):
+    return np.multiply(x, 1e10, where=m, out=np.zeros_like(x))
+
+
 def _arctanh_where(x, m):
     out = np.ones_like(x)
     np.arctanh(x, out=out, where=m)
@@ -175,6 +185,10 @@ SELECTED = {
     "log_where_into": (_log_where_into, (_X, _M), (_X, _X > 0)),
     "row_divide": (_row_divide, (_X.reshape(5, 1) * np.ones(3), _C.reshape(5, 1) * np.ones(3), _M),
                    (_X.reshape(5, 1) * np.ones(3), _C.reshape(5, 1) * np.ones(3), _C != 0)),
+    "selected_scaled": (_selected_scaled, (_X * 1e300, _M), (_X * 1e300, ~_M)),
+    "multiply_where": (_multiply_where, (_X * 1e300, _M), (_X * 1e300, _X == 0)),
+    "selected_scaled_rows": (_selected_scaled, (_X.reshape(5, 1) * [1e300, 1.0], _M),
+                             (_X.reshape(5, 1) * [1e300, 1.0], _X == 0)),
     "arctanh_where": (_arctanh_where, (np.array([0.0, 1.0, -1.0, 2.0]), np.array([True, True, False, False])),
                       (np.array([0.0, 1.0, -1.0, 2.0]), np.array([True, False, False, False]))),
 }
