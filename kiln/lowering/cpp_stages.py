@@ -15,7 +15,7 @@ import numpy as np
 
 from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
+from .cpp_sums import (TEMP, add_once, constant_trip, counted_selection, needed_statements, pairwise_sums,
                        reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
@@ -143,6 +143,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         logical = []       # (accumulator, combine) of any/all
         counts = {}        # a selected sum's accumulator -> that of its mask's count
         counted = set()    # the count reductions a selected sum computes (no loop of their own)
+        declared = {}      # an accumulator -> its C type and start
         stores = {}        # a temporary stored -> (element, its index's loops, C type)
         store_lines = set()
         for node, role in members:
@@ -187,6 +188,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             acc = declare_accumulator(pre, [] if node in pairwise_nodes else clauses,   # (its own pass)
                                       _acc_ctype(acc_dt, arg), acc_name, _init(node.combine, acc_dt),
                                       None if multiplies_in_order(node) else _CLAUSE.get(node.combine))
+            declared[acc] = (_acc_ctype(acc_dt, arg), _init(node.combine, acc_dt))
             if node.combine in ("max", "min") and node not in pairwise_nodes:
                 extrema.append((acc, _acc_ctype(acc_dt), _init(node.combine, acc_dt), node.combine))
             nan = None
@@ -297,13 +299,15 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         carrier = next((t[0] for t in terms if t[4] is None), None) \
             if store_lines and len(terms) == sum(role == "reduce" for _, role in members) else None
         storing = []
+        done = {}   # the sums written so far, by their text (repeated_sum)
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
             for acc, v, c_type, cast, sel, k, chunk, strided in terms:
                 if sel is not None:   # (before the stage's loop, storing nothing)
                     computed = [b for b in em.lines if b not in store_lines]
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, computed, inner, counts.get(acc))
+                    add_once(done, lines, acc, _compacted_sum(acc, v, sel, c_type, cast, computed, inner,
+                                                              counts.get(acc)), counts.get(acc), declared)
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, each
                 # run added into the sum in the order of the loops around it (a run NumPy
@@ -318,7 +322,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     out = sums if back else lines
                 if k > 1:
                     run = _run_through_buffer(acc, v, c_type, needed, block, chunk, threads)
-                    out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                    add_once(done, out, acc, loop_nest(around, run, [], parallel=False, simd=False)
+                             if around else run, None, declared)
                     continue
                 var, n = block[0]
                 run = [f"auto {fn} = [&](int64_t {var}) -> {c_type} {{"]
@@ -345,7 +350,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
-                out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                add_once(done, out, acc, loop_nest(around, run, [], parallel=False, simd=False)
+                         if around else run, None, declared)
         post = storing + sums + post
         if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
