@@ -15,7 +15,7 @@ import numpy as np
 
 from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (TEMP, constant_trip, counted_selection, grouped_sums, needed_statements,
+from .cpp_sums import (TEMP, add_once, constant_trip, counted_selection, grouped_sums, needed_statements,
                        pairwise_sums, reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
@@ -143,6 +143,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         logical = []       # (accumulator, combine) of any/all
         counts = {}        # a selected sum's accumulator -> that of its mask's count
         counted = set()    # the count reductions a selected sum computes (no loop of their own)
+        declared = {}      # an accumulator -> its C type and start
         stores = {}        # a temporary stored -> (element, its index's loops, C type)
         store_lines = set()
         for node, role in members:
@@ -187,6 +188,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             acc = declare_accumulator(pre, [] if node in pairwise_nodes else clauses,   # (its own pass)
                                       _acc_ctype(acc_dt, arg), acc_name, _init(node.combine, acc_dt),
                                       None if multiplies_in_order(node) else _CLAUSE.get(node.combine))
+            declared[acc] = (_acc_ctype(acc_dt, arg), _init(node.combine, acc_dt))
             if node.combine in ("max", "min") and node not in pairwise_nodes:
                 extrema.append((acc, _acc_ctype(acc_dt), _init(node.combine, acc_dt), node.combine))
             nan = None
@@ -299,13 +301,15 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         storing = []
         groups = grouped_sums(terms, carrier)
         grouped = {t[0] for g in groups.values() for t in g[1:]}   # (added by their group's first)
+        done = {}   # the sums written so far, by their text (add_once)
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
             for acc, v, c_type, cast, sel, k, chunk, strided in terms:
                 if sel is not None:   # (before the stage's loop, storing nothing)
                     computed = [b for b in em.lines if b not in store_lines]
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, computed, inner, counts.get(acc))
+                    add_once(done, lines, acc, _compacted_sum(acc, v, sel, c_type, cast, computed, inner,
+                                                              counts.get(acc)), counts.get(acc), declared)
                     continue
                 if acc in grouped:
                     continue
@@ -322,7 +326,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     out = sums if back else lines
                 if k > 1:
                     run = _run_through_buffer(acc, v, c_type, needed, block, chunk, threads)
-                    out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                    add_once(done, out, acc, loop_nest(around, run, [], parallel=False, simd=False)
+                             if around else run, None, declared)
                     continue
                 var, n = block[0]
                 group = groups.get(acc, [])
@@ -348,8 +353,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     f"{c_type}, 1" if strided and not calls_math(needed) else c_type
                 run += _pairwise_call(total if group else acc, tp, fn, n, cast, chunk, threads,
                                       plan.split_inner and not around)
-                out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
-                out += [f"{t[0]} += {total}.v[{i}];" for i, t in enumerate(group)]
+                code = loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                if group:
+                    out += code
+                    out += [f"{t[0]} += {total}.v[{i}];" for i, t in enumerate(group)]
+                else:
+                    add_once(done, out, acc, code, None, declared)
         post = storing + sums + post
         if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post

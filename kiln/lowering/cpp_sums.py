@@ -173,3 +173,29 @@ def strided_terms(plan: Any, node: Any, var: str) -> bool:
              for buf, idx in record(node, "reduce", plan.kernel.frame).loads
              if local.get(buf.name) is None]
     return bool(steps) and all(isinstance(s, int) and abs(s) >= 2 for s in steps)
+
+
+def add_once(done: dict, out: list, acc: str, code: list[str], count: str | None,
+             declared: dict) -> None:
+    """Append to ``out`` the statements ``code`` that add a pairwise or selected sum into
+    ``acc`` (and its selection's count into ``count``), unless the stage already added the
+    same sum: the same text but for the sum's own names (``acc<N>``, ``term<N>``,
+    ``sel<N>``, ``cbuf<N>``, ``ck<N>``), into an accumulator of the same type and start, in
+    the same list. Then ``acc`` (and ``count``) copy that sum's accumulators: both started
+    at the same value and took the same additions, so the copy has their bits.
+    ``x[m].sum(), x[m].mean(), np.sum(x[m])`` computed (and g++ compiled) one selected sum,
+    not three. ``done``: the stage's sums so far, keyed by that text."""
+    num = acc[len("acc"):]
+    text = "\n".join(code)
+    if count is not None:
+        text = text.replace(f", &{count})", ")")   # (a count is copied beside: see below)
+    key = (re.sub(rf"\b(acc|term|sel|cbuf|ck){num}\b", r"\1#", text), declared.get(acc), id(out))
+    first = done.get(key)
+    if first is None or (count is not None and first[1] is None) or \
+            (count is not None and declared.get(count) != declared.get(first[1])):
+        done.setdefault(key, (acc, count))
+        out += code
+        return
+    out.append(f"{acc} = {first[0]};   // (the same sum)")
+    if count is not None:
+        out.append(f"{count} = {first[1]};")

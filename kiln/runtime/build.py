@@ -1,8 +1,8 @@
 """Build C++ sources into shared libraries, cached on disk across processes.
 
-The key of a library is the SHA-256 of its source, the compiler's identity (path and
-``--version``), the full flag list and the CPU's feature flags, so a change to any of
-them builds anew. Files live in ``<cache_dir>/kernels/<key[:2]>/<key>.so``, next to
+The key of a library is the SHA-256 of its source (less its whole-line comments:
+:func:`code_of`), the compiler's identity (path and ``--version``), the full flag list
+and the CPU's feature flags, so a change to any of them builds anew. Files live in ``<cache_dir>/kernels/<key[:2]>/<key>.so``, next to
 ``<key>.sha256`` (the library's own checksum: a truncated or corrupted library is
 detected and rebuilt). A build holds an exclusive ``flock`` on ``<key>.lock``, compiles
 into a temporary file in the same directory and ``os.replace``s it into place, so
@@ -184,6 +184,24 @@ def library_key(source: str, *support: str) -> str:
     return h.hexdigest()
 
 
+def code_of(source: str) -> str:
+    """``source`` without its whole-line ``//`` comments: what a library is keyed on. The
+    comments name the graph and quote the user's source lines (file:line), which change
+    no instruction: the same kernel written by another function, or by the same one after
+    an edit above it moved its lines, loads the library built before (the suite built
+    ~500 of its ~7400 modules a second time for a comment; an edit at the top of a file
+    rebuilt every kernel below it). A line is dropped only where it is a whole logical
+    line of comment: not one a backslash continues onto the next line or from the last
+    (the compiler joins those first); the full text where it holds a raw string literal
+    (whose lines are data)."""
+    if 'R"' in source:
+        return source
+    lines = source.split("\n")
+    return "\n".join(line for i, line in enumerate(lines)
+                     if not line.lstrip().startswith("//") or line.endswith("\\")
+                     or i > 0 and lines[i - 1].endswith("\\"))
+
+
 def _digest(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
@@ -208,7 +226,7 @@ def build(source: str, name_hint: str = "kernels", units: Callable[[], list] | N
     (lowering/cpp.py ``module_units``); several are compiled in parallel and linked
     together. The key is ``source``'s either way. ``support``: the sources of objects
     the library links (:func:`support_object`), part of the key."""
-    key = library_key(source, *support)
+    key = library_key(code_of(source), *support)
     folder = os.path.join(config.cache_dir, "kernels", key[:2])
 
     def make(so: str) -> None:

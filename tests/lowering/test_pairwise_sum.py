@@ -253,6 +253,37 @@ def test_a_stage_of_many_sums_keeps_them_in_its_loop():
     assert "auto term" not in _cpp_of(binned_means, data, radius, MAX_PAIRWISE_SUMS + 1)
 
 
+def repeated_sums(x, w):
+    a = x.reshape(40, -1)
+    return (x.sum(), np.sum(x), x.mean(), (x * w).sum(), np.sum(x * w),
+            a.sum(1), a.mean(1), np.add.reduce(a, axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_sum_repeated_in_a_stage_is_added_once(dtype):
+    """x.sum(), np.sum(x) and x.mean() fused into one stage are one pairwise sum of the
+    same terms: it is added once and the other accumulators copy it (cpp_sums.add_once),
+    rather than a term function, a template instance (~0.1 s of g++) and a pass over x
+    each. The results keep NumPy's bits."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(4000) * 10.0 ** rng.integers(-3, 4, 4000)).astype(dtype)
+    w = rng.random(4000).astype(dtype)
+    from kiln.runtime import cpp_backend
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+    got, want = kiln.compile(repeated_sums, backend=backend)(x, w), repeated_sums(x, w)
+    src = "\n".join(c.kiln_artifact.cpp for c in seen)
+    for a, b in zip(got, want, strict=True):
+        assert type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(a, b)
+    body = src.split("kiln_fused_")[1:]
+    assert sum(part.count("auto term") for part in body) == 3, src   # x, x * w, a's rows
+    assert src.count("(the same sum)") == 5
+
+
 def masked_sums(x, m):
     return np.where(m, x, 0).sum(), np.sum(np.where(m[::-1], x, x.dtype.type(0))), np.mean(m)
 

@@ -434,3 +434,44 @@ def test_compiled_templates_are_kept_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "cache_dir", str(blocker / "cache"))
     assert render() == ("float a;\nfloat b;\n", ["k.cpp"])
     assert render() == ("float a;\nfloat b;\n", ["k.cpp"])
+
+
+def test_kernels_differing_only_in_comments_share_a_library(tmp_path, monkeypatch):
+    """A module's whole-line comments (the graph's name, the user's source lines) are not
+    part of its library's key (build.code_of): the same kernel compiled from another
+    function, or from lines an edit moved, loads the library instead of running g++."""
+    import kiln
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "cost_model", False)
+
+    def first(x):
+        return np.sin(x) * 2.5 + 1.0
+
+    def second(x):
+
+
+        return np.sin(x) * 2.5 + 1.0
+
+    x = np.arange(7.0)
+    builds, hits = build_mod.stats["builds"], build_mod.stats["disk_hits"]
+    np.testing.assert_array_equal(kiln.compile(first)(x), first(x))
+    assert build_mod.stats["builds"] == builds + 1
+    np.testing.assert_array_equal(kiln.compile(second)(x), second(x))
+    assert build_mod.stats["builds"] == builds + 1 and build_mod.stats["disk_hits"] == hits + 1
+    [cpp] = [p for p in tmp_path.glob("kernels/*/*.cpp")]
+    assert "first" in cpp.read_text()   # (the text kept is the first's)
+
+
+def test_comment_lines_a_backslash_joins_stay_in_the_key():
+    """Only whole logical lines of comment leave the key: a comment a backslash carries
+    onto the next line (or a line carried onto it) stays, so two texts that compile
+    differently never share a key."""
+    code_of = build_mod.code_of
+    assert code_of("// graph 'f'\nint x;   // kept\n  //   f.py:3  y = x\nint y;\n") == \
+        "int x;   // kept\nint y;\n"
+    commented = "// a \\\nint x;\n"               # int x is part of the comment
+    assert code_of(commented) == commented
+    assert code_of("int x; // a \\\n// b\nint y;\n") != code_of("int x; // a \\\nint y;\n")
+    assert code_of("#define K 1 \\\n// c\nint y;\n") != code_of("#define K 1 \\\nint y;\n")
+    raw = 'const char* s = R"(\n// data\n)";\n'
+    assert code_of(raw) == raw
