@@ -30,7 +30,6 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..ops import Op, TensorMeta, infer_meta
-from ..ops.leaves import NESTED
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import method_at, ufunc_at, ufunc_part_at
 
@@ -268,26 +267,8 @@ def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any], scalar: Callab
 
 
 def iter_nodes(value: Any) -> Iterator[Node]:
-    """Every Node inside nested tuples/lists/slices of ``value``, in order. (Collected
-    into a list by one function, not filtered from iter_leaves' generators: the graph
-    asks this of every node's arguments whenever they are set, linted or read, 2.5x
-    faster on the arguments of ops.)"""
-    found: list[Node] = []
-    _nodes_into(value, found)
-    return iter(found)
-
-
-def _nodes_into(value: Any, found: list) -> None:
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            if isinstance(v, Node):
-                found.append(v)
-            elif isinstance(v, NESTED):
-                _nodes_into(v, found)
-    elif isinstance(value, slice):
-        _nodes_into((value.start, value.stop, value.step), found)
-    elif isinstance(value, Node):
-        found.append(value)
+    """Every Node inside nested tuples/lists/slices of ``value``."""
+    return (v for v in iter_leaves(value) if isinstance(v, Node))
 
 
 def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:

@@ -65,16 +65,10 @@ _NP_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint
              "float16", "float32", "float64", "complex64", "complex128"}
 
 
-_DTYPE_NAMES: dict = {}   # np.dtype -> its name (NumPy's dtype.name is a Python property, ~3 us)
-
-
 def describe_meta(val: Any) -> str:
     if isinstance(val, TensorMeta):
         dims = ", ".join(str(d) for d in val.shape)
-        name = _DTYPE_NAMES.get(val.dtype)
-        if name is None:
-            name = _DTYPE_NAMES[val.dtype] = val.dtype.name
-        return f"{name}[{dims}]"
+        return f"{val.dtype.name}[{dims}]"
     if isinstance(val, tuple):
         return "(" + ", ".join(describe_meta(v) for v in val) + ")"
     return "" if val is None else type(val).__name__

@@ -28,21 +28,8 @@ CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_
           "complex64": "kiln_c64", "complex128": "kiln_c128"}
 
 
-_CTYPE_OF: dict = {}   # dtype (or what np.dtype takes) -> its C type
-
-
 def ctype(dtype: Any) -> str:
-    """(Remembered per dtype: NumPy's ``dtype.name`` is a Python property of ~3 us, and
-    rendering asks this ~250 times a kernel.)"""
-    try:
-        return _CTYPE_OF[dtype]
-    except (KeyError, TypeError):   # (TypeError: an unhashable argument, looked up afresh)
-        found = CTYPES[np.dtype(dtype).name]
-    try:
-        _CTYPE_OF[dtype] = found
-    except TypeError:
-        pass
-    return found
+    return CTYPES[np.dtype(dtype).name]
 
 
 def literal(value: Any, dtype: Any) -> str:

@@ -44,19 +44,11 @@ def is_runtime_number(value: Any) -> bool:
     return bool(_AMBIENT) and _AMBIENT[-1].runtime(value)
 
 
-NESTED = (tuple, list, slice)   # the containers iter_leaves and map_leaves go into
-
-
 def iter_leaves(value: Any) -> Iterator[Any]:
-    """Every value inside nested tuples/lists/slices (slices yield start, stop, step).
-    (A leaf of a container is yielded here, not by a generator of its own: capture and
-    the graph walk every node's arguments, ~10^6 leaves in real6's programs.)"""
+    """Every value inside nested tuples/lists/slices (slices yield start, stop, step)."""
     if isinstance(value, (tuple, list)):
         for v in value:
-            if isinstance(v, NESTED):
-                yield from iter_leaves(v)
-            else:
-                yield v
+            yield from iter_leaves(v)
     elif isinstance(value, slice):
         yield from iter_leaves((value.start, value.stop, value.step))
     else:
@@ -66,9 +58,9 @@ def iter_leaves(value: Any) -> Iterator[Any]:
 def map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
     """Rebuild nested tuples/lists/slices with ``fn`` applied to every other value."""
     if isinstance(value, tuple):
-        return tuple([map_leaves(v, fn) if isinstance(v, NESTED) else fn(v) for v in value])
+        return tuple(map_leaves(v, fn) for v in value)
     if isinstance(value, list):
-        return [map_leaves(v, fn) if isinstance(v, NESTED) else fn(v) for v in value]
+        return [map_leaves(v, fn) for v in value]
     if isinstance(value, slice):
         return slice(map_leaves(value.start, fn), map_leaves(value.stop, fn),
                      map_leaves(value.step, fn))
