@@ -25,12 +25,9 @@ import numpy as np
 import kiln
 from kiln.capture import graph_selects
 from kiln.capture.select_joins import _Decline
+from tests.capture.test_short_circuit_selects import banded_hits, clamped_mean
 
 from .loop_selects import _best, _flat
-
-
-def _diffuse(u):
-    return u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
 
 
 def robust_scale(x, lo, hi):
@@ -41,24 +38,6 @@ def robust_scale(x, lo, hi):
         s = np.float64(1.0)
     m = x.mean()
     return (x - m) / s
-
-
-def clamped_mean(u, steps):
-    for t in range(steps):
-        u = _diffuse(u) * 1.01
-        m = u.mean()
-        if m > 1.0 or m < -1.0:
-            u = u - m
-    return u
-
-
-def banded_hits(y, steps):
-    hits = 0
-    for t in range(steps):
-        y = _diffuse(y) * 1.001
-        if 0.5 < y.mean() < 0.6:
-            hits = hits + 1
-    return y, hits
 
 
 def cases(rng) -> dict:

@@ -48,7 +48,7 @@ def back_edge(instructions: list, k: int, t: int) -> tuple | None:
     """``(fall_end, jump_end)`` where both sides of the jump at ``k`` to ``t`` end in a
     backward jump to the ``FOR_ITER`` of a loop holding them (``fall_end = t - 1`` and
     the first such jump from ``t``), every other jump in each side going forward and
-    staying inside it; None: another shape (``_join``'s)."""
+    staying inside it; None: another shape (``join``'s)."""
     last = instructions[t - 1]
     head = last.target
     if last.opname not in BACKWARD_JUMPS or head is None or head >= k \

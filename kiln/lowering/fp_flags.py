@@ -110,7 +110,7 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
     # raise nothing (ops/masked.py quiet_operands); predicates tell only unmasked ops' kinds
     quiet = node.meta.get("quiet")
     exact = (op.name not in _MASKED or quiet_operands(name, tuple(
-        a.meta.get("val") if hasattr(a, "meta") else a for a in node.args[2:])) is not None) \
+        a.meta.get("val") if hasattr(a, "meta") else a for a in operands)) is not None) \
         and not quiet
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)

@@ -2,7 +2,8 @@
 
 The key of a library is the SHA-256 of its source (less its whole-line comments:
 :func:`code_of`), the compiler's identity (path and ``--version``), the full flag list
-and the CPU's feature flags, so a change to any of them builds anew. Files live in ``<cache_dir>/kernels/<key[:2]>/<key>.so``, next to
+and the CPU's feature flags, so a change to any of them builds anew. Files live in
+``<cache_dir>/kernels/<key[:2]>/<key>.so``, next to
 ``<key>.sha256`` (the library's own checksum: a truncated or corrupted library is
 detected and rebuilt). A build holds an exclusive ``flock`` on ``<key>.lock``, compiles
 into a temporary file in the same directory and ``os.replace``s it into place, so
@@ -188,8 +189,8 @@ def code_of(source: str) -> str:
     """``source`` without its whole-line ``//`` comments: what a library is keyed on. The
     comments name the graph and quote the user's source lines (file:line), which change
     no instruction: the same kernel written by another function, or by the same one after
-    an edit above it moved its lines, loads the library built before (the suite built
-    ~500 of its ~7400 modules a second time for a comment; an edit at the top of a file
+    an edit above it moved its lines, loads the library built before (stop 59's 3.11
+    suite built 235 of its 7,294 modules a second time for a comment; an edit at the top of a file
     rebuilt every kernel below it). A line is dropped only where it is a whole logical
     line of comment: not one a backslash continues onto the next line or from the last
     (the compiler joins those first); the full text where it holds a raw string literal
