@@ -71,7 +71,7 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
     if getattr(copy, "kind", None) != "call" or copy.target.name != "copy_into":
         return None
     dst, item, where = copy.args
-    if dst is not u or where is not True or graph.output_node not in copy.users \
+    if where is not True or graph.output_node not in copy.users \
             or sum(1 for v in outs if v is copy) != 1 or not all(
                 _reads_value(n) for n in copy.users if n is not graph.output_node):
         return None
@@ -84,10 +84,13 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
         return None
     j = item.kwargs["index"]
     carried, operands = loop.args[-2:]
-    if j >= len(carried) or carried[j] is not u or isinstance(body, LoopBody) and j not in body.arrays \
-            or sum(1 for v in carried if v is u) != 1 or any(v is u for v in operands):
+    written = _writes_of(dst, u)
+    if j >= len(carried) or carried[j] is not dst or isinstance(body, LoopBody) and j not in body.arrays \
+            or written is None or written and not isinstance(body, LoopBody) \
+            or sum(1 for v in carried if v is dst) != 1 or any(v is dst or v is u for v in operands):
+        # (a graph loop skips only its copy in, and reads what it is given: not written)
         return None
-    if set(u.users) != {loop, copy}:
+    if set(dst.users) != {loop, copy}:
         return None
     uv, iv = u.val, item.val
     if uv is None or iv is None or tuple(uv.shape) != tuple(iv.shape) or uv.dtype != iv.dtype:
@@ -96,3 +99,45 @@ def _match(copy: Any, u: Any, outs: list, order: dict, graph: Any) -> tuple | No
     if any(n.kind == "call" and n is not copy and n.target.raises(n.args, n.kwargs) for n in after):
         return None
     return copy, item, loop, j
+
+
+def _writes_of(value: Any, u: Any) -> list | None:
+    """The writes into ``u`` that make ``value``, the array a loop carries and the copy
+    back writes into (``grid[4, 5] = -1`` before ``while True: grid[y, x] += 1 ...``:
+    the functional ``index_put(u, (4, 5), -1)``), last first: [] when ``value`` is ``u``
+    itself, None when it is anything else. Each write is a functional scatter of ``u``'s
+    shape and dtype whose result only the next write reads (the last: the loop and the
+    copy back), of indices and a value that do not read ``u``. The donated loop takes the
+    last one's array: the caller's own where the memory plan writes the scatters into it
+    in place (kiln/lowering/memory.py: ``u`` is read by them alone once the copy back is
+    gone), a fresh one where not; either way the copy back goes with the loop's."""
+    chain = []
+    while value is not u:
+        op = value.target if getattr(value, "kind", None) == "call" else None
+        if op is None or op.name not in _SCATTERS or not value.args:
+            return None
+        base = value.args[0]
+        if getattr(base, "val", None) is None or value.val is None \
+                or tuple(base.val.shape) != tuple(value.val.shape) or base.val.dtype != value.val.dtype \
+                or set(base.users) != {value} \
+                or any(_reads(a, u) for a in (*value.args[1:], *value.kwargs.values())):
+            return None
+        chain.append(value)
+        value = base
+    return chain
+
+
+# Functional writes of an element or a region of their first operand (``x[i] = v``,
+# ``x[i] += v``), whose result is that operand's new value.
+_SCATTERS = frozenset({"index_put", "index_add"})
+
+
+def _reads(arg: Any, u: Any) -> bool:
+    """Does the argument ``arg`` (a node, a constant, an index tuple) read ``u``?"""
+    if arg is u:
+        return True
+    if isinstance(arg, (tuple, list)):
+        return any(_reads(a, u) for a in arg)
+    if isinstance(arg, slice):
+        return any(_reads(a, u) for a in (arg.start, arg.stop, arg.step))
+    return False

@@ -298,6 +298,47 @@ def test_loops_write_the_callers_array_in_place():
     assert str(got.value) == str(want.value)
 
 
+def _pinned_sweep(u, f, sweeps, left):
+    u[0] = left
+    for _ in range(sweeps):
+        for i in range(1, u.shape[0] - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1]) - f[i]
+    return u
+
+
+def _read_then_sweep(u, f, sweeps, left):
+    u[0] = u[1] * left
+    for _ in range(sweeps):
+        for i in range(1, u.shape[0] - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1]) - f[i]
+    return u
+
+
+@pytest.mark.parametrize("fn, donated", [(_pinned_sweep, True), (_read_then_sweep, False)])
+def test_a_write_before_a_donating_loop_is_not_copied_back(fn, donated, tmp_path, monkeypatch):
+    """``u[0] = left`` before the loop: the loop carries the write's value,
+    not ``u``, and was given a copy (the write's) whose final value was copied back into
+    ``u`` after (loop_donate.py took only ``u`` itself). The loop now writes the write's
+    array in place and that is the output: no copy back (and where the write is an extern
+    the memory plan runs in place, ray_walk's ``grid[4, 5] = -1``, it is ``u`` itself: no
+    copy either). A write whose value reads ``u`` keeps the
+    copies (and the same values)."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    compiled = kiln.compile(fn)
+    rng = np.random.default_rng(0)
+    f = rng.random(40)
+    for sweeps in (0, 1, 3):
+        mine = rng.random(40)
+        theirs = mine.copy()
+        assert compiled(mine, f, sweeps, 2.0) is mine
+        np.testing.assert_array_equal(mine, fn(theirs, f, sweeps, 2.0))
+    wrapper = "".join((tmp_path / "dump" / d / "wrapper.py").read_text()
+                      for d in os.listdir(tmp_path / "dump") if not d.endswith("_loops"))
+    body = wrapper[wrapper.index("def call("):wrapper.index("def _example")]
+    assert ("copy_into" not in body) == donated, body
+
+
 def counted_sweeps(u, steps, fixed):
     err = 1.0
     best = 0.0
