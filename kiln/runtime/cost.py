@@ -110,6 +110,14 @@ VIEW_LAYOUT_US = 0.3   # once a call when a returned view's op is layout-depende
                        # time compiled, priced 2.4 us against 3.8 before aliasing ops were
                        # priced here and as NumPy's no-copy call (``_numpy_us``)
 
+# Each 0-d value a graph computes and returns: its 0-d buffer, the kernel's argument, the
+# NumPy scalar made from it. ``[float(v) * 2 for v in x]`` (an unrolled comprehension, one
+# output an element) compiled took 1.98, 2.50, 4.49, 9.38, 12.57 us on 4, 8, 16, 32, 48
+# float64 against NumPy's 1.59, 2.03, 2.49, 3.99, 4.97 (loaded, CPU time; the same work
+# summed to one output 0.7-0.8 us at every size): ~0.24 us an output, priced 0 before
+# (test_programs.py's comprehension_breaks on 20x30, 650 such outputs, 5.2x NumPy's time).
+OUTPUT_SCALAR_US = 0.24
+
 # A graph of small-array work needing more kernels than this runs as Python: building
 # them costs ~BUILD_S_PER_KERNEL each (g++ -O3), thousands of calls' worth of any saving.
 # (Graphs on large arrays compile: an unrolled 100-step stencil builds for seconds and
@@ -230,7 +238,7 @@ def estimate(graph: Any, breaks: int = 0, c_guards: bool = False,
     kernels only)."""
     found = _tally(graph, breaks > 0)
     return None if found is None else _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
-                                              _returned_views_us(graph))[:2]
+                                              _returned_us(graph))[:2]
 
 
 def _kernels_only(graph: Any, found: tuple) -> bool:
@@ -250,6 +258,21 @@ def _priced(found: tuple, breaks: int, c_guards: bool, direct: bool = False,
     entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
     return python, entry + _calls_us(found, KERNEL_DIRECT_US if direct else KERNEL_US) \
         + SEGMENT_US * breaks + views_us, kernels
+
+
+def _returned_us(graph: Any) -> float:
+    """What a compiled call pays for ``graph``'s results beyond its kernels: the views it
+    rebuilds and the scalars it hands back."""
+    return _returned_views_us(graph) + _returned_scalars_us(graph)
+
+
+def _returned_scalars_us(graph: Any) -> float:
+    """OUTPUT_SCALAR_US for each 0-d value the graph computes and returns (each a 0-d
+    buffer of its own, an argument of its kernel and a NumPy scalar made from it)."""
+    outputs = graph.nodes[-1].args[0] if graph.nodes and graph.nodes[-1].kind == "output" else ()
+    scalars = {id(v) for v in outputs if getattr(v, "kind", None) == "call"
+               and isinstance(v.val, TensorMeta) and v.val.shape == ()}
+    return OUTPUT_SCALAR_US * len(scalars)
 
 
 def _returned_views_us(graph: Any) -> float:
@@ -294,7 +317,7 @@ def estimate_as_run(graph: Any) -> tuple[float, float] | None:
     sizes, any, by its passes over them (every graph of the family is priced there, so
     declining forgoes no fusion left unpriced); None where sizes are unknown."""
     found = _tally(graph, passes=True, limit=None, before_break=False)
-    return None if found is None else _priced(found, 0, True, False, _returned_views_us(graph))[:2]
+    return None if found is None else _priced(found, 0, True, False, _returned_us(graph))[:2]
 
 
 def _tally(graph: Any, passes: bool = False, limit: int | None = PASSES_ELEMENTS,
@@ -520,7 +543,7 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     found = _tally(graph, breaks > 0)   # (once: it walks the whole graph)
     if found is None:
         return _numpy_calls_only(graph, built)
-    views_us = _returned_views_us(graph)
+    views_us = _returned_us(graph)
     python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
                                         views_us)
     python += folded_python_us(graph, steps)
