@@ -114,8 +114,9 @@ VIEW_LAYOUT_US = 0.3   # once a call when a returned view's op is layout-depende
 # NumPy scalar made from it. ``[float(v) * 2 for v in x]`` (an unrolled comprehension, one
 # output an element) compiled took 1.98, 2.50, 4.49, 9.38, 12.57 us on 4, 8, 16, 32, 48
 # float64 against NumPy's 1.59, 2.03, 2.49, 3.99, 4.97 (loaded, CPU time; the same work
-# summed to one output 0.7-0.8 us at every size): ~0.24 us an output, priced 0 before
-# (test_programs.py's comprehension_breaks on 20x30, 650 such outputs, 5.2x NumPy's time).
+# summed to one output 0.7-0.8 us at every size): ~0.24 us an output past the first (which
+# the entry's price holds), priced 0 before (test_programs.py's comprehension_breaks on
+# 20x30, 650 such outputs, 7.0x NumPy's time).
 OUTPUT_SCALAR_US = 0.24
 
 # A graph of small-array work needing more kernels than this runs as Python: building
@@ -267,12 +268,13 @@ def _returned_us(graph: Any) -> float:
 
 
 def _returned_scalars_us(graph: Any) -> float:
-    """OUTPUT_SCALAR_US for each 0-d value the graph computes and returns (each a 0-d
-    buffer of its own, an argument of its kernel and a NumPy scalar made from it)."""
+    """OUTPUT_SCALAR_US for each 0-d value the graph computes and returns past the first
+    (each a 0-d buffer of its own, an argument of its kernel and a NumPy scalar made from
+    it; the entry's price holds one: ``z + 1`` of a 0-d z, 0.6x NumPy's time compiled)."""
     outputs = graph.nodes[-1].args[0] if graph.nodes and graph.nodes[-1].kind == "output" else ()
     scalars = {id(v) for v in outputs if getattr(v, "kind", None) == "call"
                and isinstance(v.val, TensorMeta) and v.val.shape == ()}
-    return OUTPUT_SCALAR_US * len(scalars)
+    return OUTPUT_SCALAR_US * max(0, len(scalars) - 1)
 
 
 def _returned_views_us(graph: Any) -> float:
