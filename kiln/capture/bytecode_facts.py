@@ -109,6 +109,10 @@ COLD_HANDLERS = PY >= (3, 12)
 # TO_BOOL): an inlined comprehension's `if` test splits its range around them.
 NEVER_RAISE = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "NOP"}) \
     | (COND_JUMPS if PY >= (3, 13) else frozenset())
+# 3.12+'s builtin sum() adds exact Python floats with Neumaier's compensation (CPython's
+# bltinmodule.c builtin_sum_impl): sum([1e16, 1.0, -1e16]) is 1.0, not 3.11's 0.0
+# (variables/builtins.py call_sum). Not bytecode, but a per-version fact of the interpreter.
+COMPENSATED_FLOAT_SUM = PY >= (3, 12)
 # Capture budgets (translator.MAX_STEPS, the long-loop estimate) count 3.11 instructions,
 # so a function gets the same budget on every version: 3.11 spends a PRECALL on every
 # CALL; 3.13's TO_BOOL before a jump is free.

@@ -355,3 +355,39 @@ def test_bit_count_and_bit_length_of_an_int_argument_are_run_time_ints():
     for n in (13, 14, 2 ** 70, -7, 200):
         _same(cf(x, n), _widths(x, n))
     assert len(cf.cache_entries) == 1
+
+
+# Python 3.12+ adds a sum() of exact floats with Neumaier's compensation (sum([1e16, 1.0,
+# -1e16]) is 1.0 there, 0.0 on 3.11): compiled code gives whatever this Python's sum gives.
+def _sum_generator(x):
+    return sum(float(v) for v in x) + x[0]
+
+
+def _sum_arguments(a, b, c):
+    return sum([a, b, c]), sum((a, b, c, 1)), sum([a, b], 0.5), np.full(2, sum([b, c]))
+
+
+def _sum_constants(x):
+    return x + sum([1e16, 1.0, -1e16, 3])
+
+
+def _sum_then_numpy_scalar(x, a):
+    # the compensation joins the total at the NumPy scalar (3.12+); adding is plain after it
+    return sum([a, float(x[1]), float(x[2]), x[0], 1.0])
+
+
+def _sum_overflowing(x):
+    return sum([float(x[0]) * 1e300, float(x[0]) * 1e300, -1e308, 1.0])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_sum_generator, (np.array([1e16, 1.0, -1e16]),)),
+    (_sum_arguments, (1e16, 1.0, -1e16)),
+    (_sum_arguments, (-0.0, -0.0, -0.0)),
+    (_sum_arguments, (1e16, math.inf, 1.0)),
+    (_sum_constants, (np.arange(3.0),)),
+    (_sum_then_numpy_scalar, (np.array([0.5, 1.0, -1e16]), 1e16)),
+    (_sum_overflowing, (np.array([1e10, 0.0]),)),
+], ids=["generator", "arguments", "negative_zeros", "inf", "constants", "numpy_scalar", "overflow"])
+def test_sum_of_python_floats_is_this_pythons(cost_model, fn, args):
+    _same(kiln.compile(fn)(*args), fn(*args))

@@ -351,7 +351,15 @@ class BuiltinVariable(ConstantVariable):
         if folded is not None:
             return folded
         total = start if start is not None else ConstantVariable(0)
-        for item in iterable.items(tx):
+        items = iterable.items(tx)
+        if _compensation_may_differ(total, items):
+            if all(v.is_constant() for v in (total, *items)):
+                return self._fold(tx, [ConstantVariable(tuple(v.value for v in items)), total])
+            tx.unsupported("unsupported_call", "sum() of Python floats known only at run time: "
+                           "Python 3.12+ adds them with compensation (sum([1e16, 1.0, -1e16]) "
+                           "is 1.0), which the graph does not compute; Python's sum runs",
+                           "use np.sum of an array (pairwise, NumPy's bits) or math.fsum")
+        for item in items:
             total = tx.binary_op(operator.add, total, item)
         return total
 
@@ -518,6 +526,41 @@ def _python_type(v: VariableTracker) -> Any:
         return v.python_type()
     except Exception:   # noqa: BLE001 - a tracker that does not know its type
         return None
+
+
+def _compensation_may_differ(total: VariableTracker, items: list) -> bool:
+    """Could Python's ``sum`` of ``items`` from ``total`` differ from adding them in order?
+    3.12+ (bytecode_facts.COMPENSATED_FLOAT_SUM): once the running total is an exact Python
+    float (a float start, or an int start meeting a float item), each exact float item is
+    added with Neumaier's compensation, ints (and bools) plainly, and the compensation joins
+    the total at the end or at the first other item, after which adding is plain again. One
+    compensated add gives the plain sum (the error of ``t = f + x`` rounds away in
+    ``t + err``), so only an item after a compensated one can change the result."""
+    from ..bytecode_facts import COMPENSATED_FLOAT_SUM
+    if not COMPENSATED_FLOAT_SUM:
+        return False
+
+    def kind(v):
+        try:
+            return v.python_type()
+        except NotImplementedError:
+            return None
+
+    mode, compensated = {int: "int", float: "float"}.get(kind(total), "plain"), False
+    for item in items:
+        k = kind(item)
+        if mode == "int":
+            mode = "int" if k in (int, bool) else "float" if k is float else "plain"
+        elif mode == "float":
+            if compensated:
+                return True    # (any item now: another add, or the compensation joining)
+            if k is float:
+                compensated = True
+            elif k not in (int, bool) or item.is_constant() and not -2 ** 63 <= item.value < 2 ** 63:
+                mode = "plain"
+        else:
+            return False
+    return False
 
 
 def _builtin_fold(tx, fn, args: list) -> VariableTracker | None:
