@@ -714,6 +714,27 @@ def test_complex_exp_warns_as_libms_cexp():
             assert [w[1].split()[0] for w in got[1]] == said
 
 
+def _vdot_beside_a_product(z):
+    return np.vdot(z, z), (z * z.conj()).real
+
+
+def test_a_composites_conjugate_step_does_not_hide_a_products_overflow():
+    """np.vdot is a composite (ravel, conjugate, dot) whose complex steps' flags were
+    unknown (NumPy may run a step under errstate(ignore)); its conjugate, shared with the
+    user's ``z.conj()``, raises nothing, but as unknown it was a second candidate for
+    every kind in the kernel computing ``z * z.conj()``, whose overflow went unsaid
+    (tests/test_programs_real24.py complex64_reductions: NumPy warns "overflow encountered
+    in multiply" of 1e20 + 1e20j in complex64)."""
+    for dtype in (np.complex64, np.complex128):
+        big = float(np.finfo(dtype).max) ** 0.5 * 2
+        z = np.array([0j, complex(big, big)], dtype)
+        want = _record(_vdot_beside_a_product, (z,))
+        got = _record(kiln.compile(_vdot_beside_a_product, backend="cpp"), (z,))
+        np.testing.assert_array_equal(got[0][1], want[0][1])
+        _same(got[1], want[1])
+        assert [w[1] for w in got[1]] == ["overflow encountered in multiply"]
+
+
 def _row_norms(x):
     return np.linalg.norm(x, axis=1)
 
