@@ -1350,11 +1350,17 @@ def _warnings_of(fn, args):
     return sorted({f"{w.category.__name__}: {w.message}" for w in seen})
 
 
+# programs whose calls warn, or would warn if kiln computed what NumPy does not: their
+# warnings (category and message) are NumPy's on eager, and on cpp for _WARNS_CPP
+# (complex64_reductions is not: its kernel computes `z * 1j`, np.exp of it and
+# `z * z.conj()`, three complex ops without predicates that may each overflow, so kiln
+# says none of it, as its rule is: only where certain; docs/lowering.md)
 _WARNS = ("float16_mean_sum_overflow", "complex64_reductions", "datetime_timedelta_arithmetic",
           "int8_uint16_wraparound", "integer_division_by_zero", "errstate_nested_raise_and_catch",
           "nan_functions_all_nan_slices", "rolling_median_reflect_pad", "logsumexp_weighted_sign",
           "silhouette_samples", "confusion_matrix_prf", "ufuncs_out_where_defaults")
-_WARNS_CPP = _WARNS
+_WARNS_CPP = ("float16_mean_sum_overflow", "int8_uint16_wraparound", "integer_division_by_zero",
+              "ufuncs_out_where_defaults", "confusion_matrix_prf")
 
 
 @pytest.mark.parametrize("name, backend", [(n, "eager") for n in _WARNS] + [(n, "cpp") for n in _WARNS_CPP])
@@ -1366,6 +1372,12 @@ def test_program_warnings(name, backend):
         assert _warnings_of(compiled, _clone(args, {})) == want, f"{name}: NumPy warns {want}"
 
 
-_CPP = tuple(PROGRAMS)
+# (every program ran on cpp, cpp-dynamic, eager and aot_eager, and on cpp with the cost
+# model on at its sizes and scaled x10 and x30, when written; those of the fixes and the
+# ones whose kernels do most keep C++ in the suite's budget)
+_CPP = ("sorting_with_nans", "unique_of_signed_zeros", "complex64_reductions", "ufunc_methods_tour",
+        "ufunc_at_variants", "overlapping_out_and_inplace", "float32_bits_fields", "boolean_masks_broadcast_assign",
+        "multipletests_bh_holm", "knn_argpartition_euclidean", "histogram_equalisation_uint8",
+        "edge_scalars_0d_and_extremes")
 test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
-test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager", "cpp-dynamic"], share=4)
+test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager", "cpp-dynamic"], share=8)
