@@ -836,7 +836,7 @@ def datetime_timedelta_arithmetic(d, h):
     whole_days = dt // np.timedelta64(1, "D")
     rem = dt % np.timedelta64(1, "D")
     months = d.astype("datetime64[M]")
-    next_month = (months + 1).astype("datetime64[D]")
+    next_month = (months + np.timedelta64(1, "M")).astype("datetime64[D]")
     days_left = (next_month - d).astype(np.int64)
     rng = np.arange(np.datetime64("2026-01-01"), np.datetime64("2026-01-08"), np.timedelta64(2, "D"))
     return t, in_days, whole_days, rem, days_left, rng, np.isnat(t)
