@@ -77,7 +77,7 @@ _SILENT = frozenset("""
     signbit invert logical_not logical_and logical_or logical_xor bitwise_and bitwise_or
     bitwise_xor left_shift right_shift maximum minimum fmax fmin clip where copysign heaviside
     equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2
-    cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin
+    cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin angle
     flatten copy ascontiguousarray copy_into broadcast_to broadcast_arrays_view reshape ravel transpose swapaxes
     moveaxis expand_dims squeeze flip getitem real imag diagonal concatenate stack repeat tile
     zeros ones empty full zeros_like ones_like empty_like full_like arange eye triu tril

@@ -132,26 +132,42 @@ spell_composite(np.compress, ("not_equal", "ravel", "getitem_mask", "moveaxis"),
 
 # ---- unique ---------------------------------------------------------------------------------
 
-def _unique_meta(x: Any, values: bool = False) -> TensorMeta:
+def _unique_meta(x: Any, values: bool = False, like: str = "") -> TensorMeta:
     return TensorMeta((_size(shape_of(x)),), np.dtype(x.dtype))
 
 
-def _unique_unbacked(x: Any, values: bool = False) -> Any:
+def _unique_unbacked(x: Any, values: bool = False, like: str = "") -> Any:
     return ("unique_values" if values else "unique", 0), ("u",)
 
 
-def _unique_impl(x, values=False):
+def _unique_impl(x, values=False, like=""):
     # np.unique_values is unique(equal_nan=False, sorted=False): every NaN kept, and in
     # NumPy >= 2.3 the order of its hash table, which NumPy leaves unspecified
-    return np.unique_values(x) if values else np.unique(x)
+    if values:
+        return np.unique_values(x)
+    out = np.unique(x)
+    if like and out.dtype.kind == "f" and _both_zeros(x):
+        # np.unique's zero is the first of its run of zeros (-0.0 == 0.0), and which comes
+        # first depends on how the call sorts: its hash table alone, an in-place sort with
+        # return_counts, an argsort with return_inverse; only that call says which
+        out = np.unique(x, return_inverse=like == "inverse", return_counts=like == "counts")[0]
+    return out
+
+
+def _both_zeros(x) -> bool:
+    zeros = np.signbit(x[x == 0])
+    return bool(zeros.any()) and not zeros.all()
 
 
 unique = declare("unique", Category.EXTERN, _unique_impl, inputs=("x",),
-                 params={"values": False},
+                 params={"values": False, "like": ""},
                  meta=_unique_meta, data_dependent=True, unbacked=_unique_unbacked,
                  fresh_result=True,
                  doc="numpy.unique(x): the sorted distinct values of x, flattened; their "
-                     "number is known only after it ran (values=True: np.unique_values)")
+                     "number is known only after it ran (values=True: np.unique_values; "
+                     "like='inverse' or 'counts': the values of np.unique(x, "
+                     "return_inverse=True) or (x, return_counts=True), whose zero, -0.0 "
+                     "or 0.0 where x holds both, is that call's sort's)")
 
 
 def _unique_counts_impl(x):
@@ -206,7 +222,7 @@ def _unique(ar, return_index, return_inverse, return_counts):
         values = N.getitem(N.ravel(ar), index)
         out = [values, index]
     else:
-        values = F.unique(ar)
+        values = F.unique(ar, like="inverse" if return_inverse else "counts" if return_counts else "")
         out = [values]
     if np.dtype(ar.dtype).kind not in "biuf":
         inverse = F.unique_inverse(ar) if return_inverse else None

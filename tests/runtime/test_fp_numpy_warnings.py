@@ -714,6 +714,32 @@ def test_complex_exp_warns_as_libms_cexp():
             assert [w[1].split()[0] for w in got[1]] == said
 
 
+def _vdot_beside_a_product(z):
+    return np.vdot(z, z), (z * z.conj()).real
+
+
+def _angles_beside_a_product(z):
+    return np.angle(z), np.angle(z, deg=True), (z * z.conj()).real
+
+
+@pytest.mark.parametrize("fn", [_vdot_beside_a_product, _angles_beside_a_product])
+def test_an_op_that_raises_nothing_does_not_hide_a_products_overflow(fn):
+    """Ops whose flags were unknown beside a complex product, each a second candidate for
+    every kind in the kernel computing ``z * z.conj()``, whose overflow then went unsaid
+    (tests/test_programs_real24.py complex64_reductions: NumPy warns "overflow encountered
+    in multiply" of 1e20 + 1e20j in complex64): np.vdot's conjugate step (a composite's
+    complex steps are left unknown, as NumPy may run one under errstate(ignore); shared
+    with the user's ``z.conj()``) and np.angle (arctan2 of the parts: silent, as arctan2)."""
+    for dtype in (np.complex64, np.complex128):
+        big = float(np.finfo(dtype).max) ** 0.5 * 2
+        z = np.array([0j, complex(big, big)], dtype)
+        want = _record(fn, (z,))
+        got = _record(kiln.compile(fn, backend="cpp"), (z,))
+        np.testing.assert_array_equal(got[0][-1], want[0][-1])
+        _same(got[1], want[1])
+        assert [w[1] for w in got[1]] == ["overflow encountered in multiply"]
+
+
 def _row_norms(x):
     return np.linalg.norm(x, axis=1)
 
