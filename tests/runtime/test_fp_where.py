@@ -262,9 +262,9 @@ def test_a_masked_call_run_as_numpy_infers_its_meta_once_per_operands(monkeypatc
              (m, z, z, 3.0), (m, z, z, np.float64(3)), (m, z, z, 2), (m, 0, z.real, 2), (m, 0, z.real, 2),
              (m, 0, z.real, 2.5), (m, np.int8(0), np.arange(42, dtype=np.int8).reshape(6, 7), 2)]
     for mask, fallback, x, y in cases:
-        got = masked._impl(mask, fallback, x, y, ufunc="power")
-        with np.errstate(all="ignore"):   # where(m, ufunc(x), o), in the out= array's layout
-            want = np.where(mask, np.power(x, y), fallback)
+        with np.errstate(all="ignore"):   # (z.real ** 2.5 of its negative values: NaN)
+            got = masked._impl(mask, fallback, x, y, ufunc="power")
+            want = np.where(mask, np.power(x, y), fallback)   # in the out= array's layout:
         laid = np.empty_like(fallback, dtype=want.dtype) if isinstance(fallback, np.ndarray) else want
         assert got.dtype == want.dtype and got.strides == laid.strides
         np.testing.assert_array_equal(got, want)
