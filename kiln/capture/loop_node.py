@@ -25,7 +25,8 @@ from .loop_appends import bind as bind_appends
 from .loop_appends import forget as forget_appends
 from .loop_appends import take as take_appends
 from .loop_branches import _WIDENS, _stored
-from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
+from .loop_types import (FLAG, carried_flags, flagged_result, is_flag, link_flags, range_guarded,
+                         with_flags)
 from .loop_zero_trips import after_node, check_zero_trip_items, runs_at_least_once, start_kinds
 from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
                            _return_after, _return_names, _returns)
@@ -413,6 +414,8 @@ def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
     current = stand_in(_val_of(value))
     if type(current) is target:
         return value
+    if isinstance(var, SymScalarVariable) and type(var.example) is int and issubclass(target, np.integer):
+        range_guarded(tx, var, target)
     out = apply_scalar(tx, fn, [var])
     if _WIDENS.get(type(current)) is target:
         # an exact widening of an enclosing body's Python scalar (``s = 0.0`` carried into

@@ -104,6 +104,22 @@ def _call(graph: Any, fn: str, args: tuple) -> Any:
     return graph.call(REGISTRY["scalar_fn"], (args,), {"fn": fn})
 
 
+def range_guarded(tx, var: Any, target: type) -> None:
+    """``var``, a run-time Python int (a SymScalarVariable) carried into a loop that makes
+    it ``target`` (``n += v`` of an np.int64 ``v``): the node starts from ``target(n)``,
+    which raised OverflowError out of its range (``n = 2 ** 70`` and no element adding to
+    it: Python returns 2 ** 70). Its range is guarded: a call out of it recompiles, and
+    that trace's example, out of range too, leaves the loop to Python (``n += v`` then
+    Python's int arithmetic, whatever the value)."""
+    info = np.iinfo(target)
+    low, high = int(info.min), int(info.max) + 1
+    if not low <= var.example < high:
+        raise LoopFallback(f"the start value of a carried int, {var.text}, does not fit "
+                           f"{target.__name__}")
+    tx.guards.add_truth(f"({low} <= {var.code} < {high})", f"({low} <= {var.text} < {high})",
+                        True, var.leaves)
+
+
 def python_scalar(value: Any, numpy_flag: Any, kind: type) -> Any:
     """The value a loop node's flagged scalar has in Python (see the module docstring)."""
     if isinstance(value, np.ndarray):

@@ -197,7 +197,7 @@ KILN_INLINE float kiln_np_logf(float x) {
 #define kiln_np_logf logf
 {% endif %}
 {% endif %}
-{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'fmod' in helpers or 'divide' in helpers or 'select' in helpers %}// c ? a : b written with bit masks, where GCC would branch (np.where below; remainder's signs)
+{% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'fmod' in helpers or 'divide' in helpers or 'select' in helpers or 'ftoi' in helpers %}// c ? a : b written with bit masks, where GCC would branch (np.where below; remainder's signs; kiln_ftoi)
 template <int N> struct kiln_bits;
 template <> struct kiln_bits<4> { typedef uint32_t t; };
 template <> struct kiln_bits<8> { typedef uint64_t t; };
@@ -325,6 +325,28 @@ template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div32 v) {
 }
 template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div64 v) {
     T q, r; kiln_divmod_by<T, uint64_t, int64_t>(a, v, &q, &r); return r;
+}
+{% endif %}{% if 'ftoi' in helpers %}// float -> int32/int64 as x86's cvttsd2si/cvttps2dq and NumPy: toward zero, and NaN, the
+// infinities and values out of range give the minimum (and raise "invalid", which NumPy's
+// warning and kiln's read: runtime/fpwarn.py). A plain (int64_t)x is undefined there, and GCC
+// reads the value's range off it: (int64_t)fabs(x) % 5 dropped the remainder's sign fix
+// (NaN gave 3 where NumPy gives INT64_MIN % 5 = 2), np.maximum((x * x).astype(int), 0) the
+// maximum. Here the conversion's result has the minimum's bit or'ed in where |x| <
+// 2**(bits-1) fails (NaN fails it; of the other values it leaves out, those in
+// (-2**(bits-1) - 1, -2**(bits-1)] convert to the minimum anyway): the value is the
+// processor's, and GCC sees a result that may be negative. The conversion is used on both
+// sides, so it runs for every element and raises its flag: `c ? (I)x : min` GCC compiled to
+// a branch that converted in-range values only, and NaN no longer warned. From float64 to
+// int32 the minimum's bit is a second conversion's, of 0.0 or -2**31 (a blend of floats):
+// an integer select there repacked the 8-byte compare's mask into 4-byte lanes.
+template <typename I, typename F> static inline I kiln_ftoi(F x) {
+    constexpr F hi = (F)((uint64_t)1 << (sizeof(I) * 8 - 1));
+    const I r = (I)x;
+#ifdef KILN_BENCH_PLAIN_FTOI   // (benchmarks/float_int_casts.py: the plain conversion, as before)
+    return r;
+#else
+    return r | (I)kiln_blend(__builtin_fabs(x) < hi, (F)0, -hi);
+#endif
 }
 {% endif %}{% if 'shift' in helpers %}template <typename T> static inline T kiln_lshift(T a, T b) {
     return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)(a << b);

@@ -15,8 +15,8 @@ import numpy as np
 
 from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (TEMP, add_once, constant_trip, counted_selection, grouped_sums, needed_statements,
-                       pairwise_sums, reads_written, strided_terms, term_statements)
+from .cpp_sums import (MAX_SELECTED_SUMS, TEMP, add_once, constant_trip, counted_selection, grouped_sums,
+                       needed_statements, pairwise_sums, reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -305,11 +305,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
+            many = sum(t[4] is not None for t in terms) > MAX_SELECTED_SUMS
             for acc, v, c_type, cast, sel, k, chunk, strided in terms:
                 if sel is not None:   # (before the stage's loop, storing nothing)
                     computed = [b for b in em.lines if b not in store_lines]
                     add_once(done, lines, acc, _compacted_sum(acc, v, sel, c_type, cast, computed, inner,
-                                                              counts.get(acc)), counts.get(acc), declared)
+                                                              counts.get(acc), many), counts.get(acc), declared)
                     continue
                 if acc in grouped:
                     continue
@@ -476,14 +477,17 @@ NUMPY_CHUNK = 8192
 
 
 def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
-                   inner: list, count: str | None = None) -> list[str]:
+                   inner: list, count: str | None = None, many: bool = False) -> list[str]:
     """x[mask].sum() in NumPy's order: NumPy adds the selection it compacts (C order)
     pairwise over its count. One run: its selected terms taken leaf by leaf of that tree
     (kiln_selected_sum, which adds the count into ``count`` where one is given: x[m].mean()
-    reads m once less); several loops (a strided 2-d x): written into a scratch buffer by
-    the loop nest, then added (kiln_pairwise_run, one instance per dtype). On one thread."""
+    reads m once less); several loops (a strided 2-d x), or one of ``many`` (more than
+    cpp_sums.MAX_SELECTED_SUMS) selected sums of the stage: written into a scratch buffer
+    by the loop nest, then added (kiln_pairwise_run, one instance per dtype: a
+    kiln_selected_sum each cost ~0.1 s of g++, and azimint's 100 bins' means took 24 s).
+    On one thread."""
     buffered = str(cast).lower()
-    if len(inner) == 1:
+    if len(inner) == 1 and not many:
         var, n = inner[0]
         lines = []
         for name, value, tp in (("sel", sel, "bool"), ("term", v, c_type)):
@@ -497,7 +501,8 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
     loop = needed_statements(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
     return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
             f"int64_t {k} = 0;"] + loop_nest(inner, loop, [], parallel=False, simd=False) + \
-        [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"]
+        [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"] + \
+        ([f"{count} += {k};"] if count is not None else [])
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,

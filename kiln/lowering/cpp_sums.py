@@ -75,9 +75,12 @@ def reads_written(statements: list[str], store_lines: set) -> bool:
 # The most sums of one stage added in NumPy's pairwise order each in its own pass; past it
 # the sums of one run (one loop) are added side by side, one pass (kiln_sums, grouped_sums)
 MAX_PAIRWISE_SUMS = 8
-# The most sums of selections x[mask] of one stage compacted (each a pass of its own and
-# ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile and NumPy's time;
-# they keep their one loop, adding where(mask, x, 0))
+# The most sums of selections x[mask] of one stage compacted each by kiln_selected_sum (a
+# pass of its own and ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile);
+# past it each is written compacted into a buffer by a plain loop, then added pairwise by
+# kiln_pairwise_run (one instance per dtype; cpp_stages._compacted_sum). (Kept in the
+# stage's one loop as where(mask, x, 0), as before, 9 float32 or float64 sums came out in
+# the loop's order, not NumPy's: 37 of 54 sums and means of 5000 elements differed.)
 MAX_SELECTED_SUMS = 8
 
 
@@ -130,8 +133,6 @@ def pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set
         # of many sums (a histogram's bins' means) adds those of one run side by side, one
         # pass (grouped_sums); those of several loops (a buffer each) keep the stage's loop
         picked = {node for node in picked if plan.runs.get(node.buf.name, (1, None))[0] == 1}
-    if len(selected) > MAX_SELECTED_SUMS:
-        selected = set()   # (each a pass of its own: many bins' sums stay in one loop)
     picked |= selected
     return picked, len(picked) == len(members) - len(shared)
 

@@ -34,25 +34,63 @@ def _check_mask(mask: Any) -> None:
 
 def _impl(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> Any:
     fn = REGISTRY[ufunc].ufunc
-    meta = _meta(*map(_meta_of, (mask, fallback, *xs)), ufunc=ufunc)
+    values = (mask, fallback, *xs)
+    key = tuple(map(_key_of, values))
+    try:
+        meta = _cached_meta(key, ufunc)
+    except TypeError:   # (an unhashable operand, or the ufunc's own TypeError: computed again)
+        meta = _meta(*map(_meta_of, values), ufunc=ufunc)
+        key = None
     xp = namespace(mask, fallback, *xs)
     if xp is not np:   # CuPy's ufuncs take no where= (and emit no floating-point warnings)
         return xp.where(mask, fn(*xs), fallback).astype(meta.dtype, copy=False)
-    out = _allocated(mask, fallback, xs, fn, meta)
+    out = _allocated(mask, fallback, xs, fn, meta, key, ufunc)
     np.copyto(out, fallback, casting="unsafe")   # where's own cast of the fallback
     fn(*xs, out=out, where=mask)
     return out
 
 
-def _allocated(mask: Any, fallback: Any, xs: tuple, fn: Any, meta: TensorMeta) -> np.ndarray:
+# Each call of the op run as NumPy (a compiled wrapper's extern call: newton_fractal's
+# masked complex64 power, 15 a call) inferred its result's meta again, ~25-65 us of a call
+# NumPy's ufunc does in ~12 (loaded machine); and its layout, ~3 us. Both depend only on
+# the operands' shapes, dtypes (strides, for the layout) and scalars (type and value: NEP
+# 50's weak scalars, an int out of an integer dtype's range), which key these caches.
+def _key_of(value: Any) -> Any:
+    if type(value) is np.ndarray:
+        return ("array", value.shape, value.dtype, value.strides)
+    if hasattr(value, "shape") and not isinstance(value, np.generic):
+        strides = getattr(value, "strides", None) if isinstance(value, np.ndarray) else None
+        return ("array", tuple(value.shape), np.dtype(value.dtype), strides)
+    return (type(value), value)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_meta(key: tuple, ufunc: str) -> TensorMeta:
+    return _meta(*(TensorMeta(k[1], k[2]) if k[0] == "array" else k[1] for k in key), ufunc=ufunc)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_layout(key: tuple, ufunc: str, shape: tuple) -> Any:
+    fn = REGISTRY[ufunc].ufunc
+    operands = [Strided(k[1], tuple(s // k[2].itemsize for s in k[3]), k[2]) if k[0] == "array" else k[1]
+                for k in key]
+    return layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
+
+
+def _allocated(mask: Any, fallback: Any, xs: tuple, fn: Any, meta: TensorMeta,
+               key: tuple | None = None, ufunc: str = "") -> np.ndarray:
     """The result's memory, laid out as NumPy's: the out= array's own layout when the
-    fallback is one (ufunc(x, out=o, where=m) returns o); else where(m, ufunc(x), o)'s."""
+    fallback is one (ufunc(x, out=o, where=m) returns o); else where(m, ufunc(x), o)'s
+    (``key``: the operands' :func:`_key_of`, to take it from the cache)."""
     shape = tuple(meta.shape)
     if isinstance(fallback, np.ndarray) and fallback.shape == shape:
         return np.empty_like(fallback, dtype=meta.dtype)
-    operands = [Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
-                if isinstance(a, np.ndarray) else a for a in (mask, fallback, *xs)]
-    strides = layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
+    if key is not None and all(k[0] != "array" or k[3] is not None for k in key):
+        strides = _cached_layout(key, ufunc, shape)
+    else:
+        operands = [Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
+                    if isinstance(a, np.ndarray) else a for a in (mask, fallback, *xs)]
+        strides = layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
     if strides is None:
         return np.empty(shape, meta.dtype)
     return empty_in_order(shape, axis_order(shape, strides), meta.dtype)

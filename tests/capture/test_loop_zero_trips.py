@@ -2,6 +2,8 @@
 type across kinds (kiln/capture/loop_zero_trips.py): after zero trips Python holds the
 value as it started (``s = 0; for i in range(n): s += x[i]`` with ``n = 0`` is the int 0),
 which the node's result (np.float64) and the float/np.float64 flag did not give (0.0)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -158,3 +160,39 @@ def test_a_range_count_is_guarded_above_zero_once():
     out = kiln.explain(range_int_sum)(x, 5)
     assert any("> 0" in g for g in out.guards), out.guards
     assert out.ops_per_graph[0].count("loop") == 1
+
+
+def add_positives(x, n):
+    for v in x:
+        if v > 0:
+            n += v
+    return n
+
+
+def _outcome(fn, *args):
+    try:
+        return "value", fn(*args)
+    except Exception as e:   # (an element added to 2 ** 70 raises in NumPy: the same here)
+        return "raised", (type(e), str(e))
+
+
+@pytest.mark.parametrize("dt", [np.int64, np.int32])
+@pytest.mark.parametrize("first", [5, 2 ** 70])
+def test_a_python_int_start_beyond_the_loops_int_type_runs_as_python(dt, first):
+    # add_positives(x, 2 ** 70) with no positive element: Python returns 2 ** 70; the loop
+    # node's entry converted n to np.int64 and raised OverflowError. The start's range is
+    # guarded (loop_types.range_guarded); a start out of it runs the loop as Python.
+    compiled = kiln.compile(add_positives)
+    none = -np.arange(1, 300).astype(dt)
+    some = none.copy()
+    some[7] = 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (first, 7, 2 ** 70, -2 ** 70, 2 ** 63, -2 ** 63 - 1, 2 ** 31, 2 ** 63 - 1, 5):
+            for x in (none, some):
+                got, want = _outcome(compiled, x, n), _outcome(add_positives, x, n)
+                assert got[0] == want[0], (n, got, want)
+                if got[0] == "value":
+                    same(got[1], want[1])
+                else:
+                    assert got[1] == want[1]

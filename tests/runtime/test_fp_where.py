@@ -243,3 +243,29 @@ def test_where_warns_of_the_branches_numpy_computes_everywhere(backend, monkeypa
             _same(g, e)
         assert seen == want
     assert len(_recorded(_where_of_warning_branches, z, w)[1]) == 2
+
+
+def test_a_masked_call_run_as_numpy_infers_its_meta_once_per_operands(monkeypatch):
+    # The op run as NumPy (a wrapper's extern call: newton_fractal_complex64's masked
+    # power, 15 a call) inferred its result's dtype and layout on every call, ~100 us of a
+    # call NumPy's ufunc makes in ~25. Cached by the operands' shapes, dtypes, strides and
+    # scalars (type and value): the cached results are NumPy's for each of them.
+    from kiln.ops import masked
+    seen = []
+    real = masked._meta
+    monkeypatch.setattr(masked, "_meta", lambda *a, **k: seen.append(1) or real(*a, **k))
+    for cached in vars(masked).values():   # (this test's counts from an empty cache)
+        getattr(cached, "cache_clear", lambda: None)()
+    z = (np.linspace(-1, 1, 42) + 0.5j).astype(np.complex64).reshape(6, 7)
+    m = (np.arange(42) % 3 != 0).reshape(6, 7)
+    cases = [(m, z, z, 3), (m, z, z, 3), (m.T, np.complex64(0), z.T, 3), (m.T, np.complex64(0), z.T, 3),
+             (m, z, z, 3.0), (m, z, z, np.float64(3)), (m, z, z, 2), (m, 0, z.real, 2), (m, 0, z.real, 2),
+             (m, 0, z.real, 2.5), (m, np.int8(0), np.arange(42, dtype=np.int8).reshape(6, 7), 2)]
+    for mask, fallback, x, y in cases:
+        with np.errstate(all="ignore"):   # (z.real ** 2.5 of its negative values: NaN)
+            got = masked._impl(mask, fallback, x, y, ufunc="power")
+            want = np.where(mask, np.power(x, y), fallback)   # in the out= array's layout:
+        laid = np.empty_like(fallback, dtype=want.dtype) if isinstance(fallback, np.ndarray) else want
+        assert got.dtype == want.dtype and got.strides == laid.strides
+        np.testing.assert_array_equal(got, want)
+    assert len(seen) == len(cases) - 3   # (each repeated operand set: no inference)

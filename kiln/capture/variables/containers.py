@@ -316,6 +316,21 @@ class ArgumentListVariable(ListVariable):
                             f"len({self.source.display()}) >= {need}", True, (self.source,))
         return wrap(tx, self._value[at], GetItemSource(self.source, at))
 
+    def truth(self, tx) -> bool:
+        """``if hist:``, ``not picked`` of a list nothing else has read: whether it is empty
+        is guarded, not its length. real22's minimizer_sketch tests ``not picked or
+        picked[-1] != window[0]`` in a loop whose deque breaks the graph every step; the
+        resume function after ``picked.append`` guarded ``len(picked) == k``, recompiled at
+        each new pick and passed recompile_limit (8) within the first call, warning."""
+        if self._items is not None:
+            return super().truth(tx)
+        if self.appended:
+            return True
+        tx.guards.add_type(self.source, list)
+        tx.guards.add_truth(f"_kiln_len({self.source.code(tx.guards.ns)}) > 0",
+                            f"len({self.source.display()}) > 0", bool(self._value), (self.source,))
+        return bool(self._value)
+
     def length(self, tx) -> VariableTracker:
         if self._items is not None or self.appended:
             return super().length(tx)
