@@ -145,10 +145,38 @@ def _alias_pattern(out, args):
             [[o is p for p in outs] for o in outs])
 
 
+def _kilns_own(w) -> bool:
+    """Is ``w`` one of kiln's own warnings ("kiln: ..."), not one the program gives?"""
+    return str(w.message).startswith("kiln:")
+
+
+def _warnings_said(caught) -> list:
+    """The program's warnings of one call, as the harness compares them: the sorted set of
+    ``category: message`` (NumPy's RuntimeWarnings of floating-point errors, its
+    DeprecationWarning, ComplexWarning, a user's own ``warnings.warn``), kiln's own left out.
+
+    A set, not the ordered list: NumPy users can rely on which warnings a call gives (the
+    default filter shows each message once per line), not on how often or in which order
+    a message repeats (NumPy itself warns once per ufunc loop, so per chunk of a buffered
+    loop, and a fused kernel's ops are one launch); kiln promises the same set."""
+    return sorted({f"{w.category.__name__}: {w.message}" for w in caught if not _kilns_own(w)})
+
+
 def _check_no_fallback(caught, where):
-    """A kernel that fails to build falls back to NumPy (right values, lost speed): a bug."""
-    failed = [str(w.message) for w in caught if "build failed" in str(w.message)]
-    assert not failed, f"{where}: {failed[0][:2000]}"
+    """Kiln's own warnings say something went wrong: a kernel that failed to build (falls
+    back to NumPy: right values, lost speed), an internal error lowering a graph, an aot
+    graph run op by op, the recompile limit reached (a guard that churns on a handful of
+    calls), no compiler or kernel cache: each a bug here, where none is expected."""
+    said = [str(w.message) for w in caught if _kilns_own(w)]
+    assert not said, f"{where}: {said[0][:2000]}"
+
+
+def _check_warnings(caught, exp_caught, where, differ=None):
+    """The compiled call gave the plain call's warnings (:func:`_warnings_said`), unless
+    the program says why they differ (``warnings_differ``, a reason per backend or for all)."""
+    got, exp = _warnings_said(caught), _warnings_said(exp_caught)
+    if got != exp and not differ:
+        raise AssertionError(f"{where}: warned {got}, NumPy warns {exp}")
 
 
 def _compile(fn, backend):
@@ -157,8 +185,21 @@ def _compile(fn, backend):
     return kiln.compile(fn, backend=backend)
 
 
+def _warnings_differ(fn, backend):
+    """A program's explicit, reasoned opt-out of the warnings' comparison on ``backend``
+    (``@program(..., warnings_differ=...)``: a reason, or a dict backend -> reason)."""
+    differ = getattr(fn, "warnings_differ", None)
+    return differ.get(backend) if isinstance(differ, dict) else differ
+
+
 def check_program(fn, calls, backend):
+    """Run ``fn`` on each of ``calls`` compiled for ``backend`` and as plain Python, and
+    compare what the contract promises: results (values, dtypes, shapes, layouts, aliases),
+    exceptions (type and message), the arguments after the call, and the warnings each
+    call gave (:func:`_warnings_said`: the set of category and message, compared unless
+    ``fn.warnings_differ`` gives the reason they differ); kiln's own warnings fail it."""
     compiled = _compile(fn, backend)
+    differ = _warnings_differ(fn, backend)
     eager_memo, kiln_memo = {}, {}   # an object passed to several calls stays one object per side
     for n, args in enumerate(calls):
         if callable(args):        # a factory: arguments that must not be deep-copied (views of one base)
@@ -166,14 +207,15 @@ def check_program(fn, calls, backend):
         else:
             eager_args, kiln_args = _clone(args, eager_memo), _clone(args, kiln_memo)
             assert [a.strides for a in _leaves(kiln_args)] == [a.strides for a in _leaves(args)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with warnings.catch_warnings(record=True) as exp_caught:
+            warnings.simplefilter("always")
             exp = _run(fn, eager_args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = _run(compiled, kiln_args)
         where = f"{fn.__name__} call {n}"
         _check_no_fallback(caught, where)
+        _check_warnings(caught, exp_caught, where, differ)
         if exp[0] == "raise":
             assert got[0] == "raise", f"{where}: expected {exp[1]!r}, got result {got[1]!r}"
             assert type(got[1]) is type(exp[1]) and str(got[1]) == str(exp[1]), \
@@ -190,12 +232,16 @@ def check_program(fn, calls, backend):
 def program_registry() -> tuple:
     """``PROGRAMS, program = program_registry()``: a dict name -> (fn, calls) and the
     decorator ``@program(*calls)`` that registers ``fn`` with the calls it is checked on
-    (each a tuple of arguments); the other tests/test_programs_*.py files make their own."""
+    (each a tuple of arguments), ``@program(*calls, warnings_differ="why")`` one whose
+    warnings kiln does not yet give as NumPy does (a reason, or a dict backend -> reason:
+    check_program compares all else); the other tests/test_programs_*.py files make their own."""
     programs: dict = {}
 
-    def program(*calls):
+    def program(*calls, warnings_differ=None):
         def deco(fn):
             programs[fn.__name__] = (fn, list(calls))
+            if warnings_differ is not None:   # (check_program reads it: _warnings_differ)
+                fn.warnings_differ = warnings_differ
             return fn
         return deco
     return programs, program
