@@ -276,6 +276,14 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
                                else _name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
+        rest = [i for i, w in zip(warns, wheres) if w is None]
+        if len(rest) == 1 and bit == OVER and len(warns) == len(may) and \
+                all(exact_kinds(entries[i]) & bit for i in may):
+            # the one op without a predicate for an overflow (a sum's: ``(x * 2).sum()``,
+            # ``x[m].mean()``'s sum beside its divide and cast), beside ops whose code raises
+            # it only where NumPy's would: it overflowed where none of their predicates held
+            # (``None``: runtime/fpwarn.py fires it then; the second body alone tells it)
+            told_here.append((rest[0], None))
         if not told_here or len(slots) + len(told_here) > MAX_SLOTS:
             continue
         # an op without a predicate (a sum's inf - inf) stays silent, the others still
