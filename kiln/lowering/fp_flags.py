@@ -226,13 +226,14 @@ def _told_beside_nan(node: Any, kernel: Any) -> bool:
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats)
     or a cast's complex one,
-    'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
+    'i' or 'u' for an integer loop (all its arrays of that kind, and run-time Python
+    ints: ``a // k`` of an int ``k`` is a's loop, NEP 50), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
     if (kinds[-1] == "f" or _casts_to_int(node)) and "c" not in kinds:
         return "f"
     if kinds[-1] == "c" and (node.op.name in CAST_INPUT or _out_cast(node) is not None):
         return "f"   # a cast to complex64: its predicate tests the parts (fp_errors.py _isinf)
-    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
+    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) - {None} == {kinds[-1]} else None
 
 
 def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
