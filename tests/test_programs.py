@@ -163,11 +163,13 @@ def _warnings_said(caught) -> list:
 
 
 def _check_no_fallback(caught, where):
-    """Kiln's own warnings say something went wrong: a kernel that failed to build (falls
-    back to NumPy: right values, lost speed), an internal error lowering a graph, an aot
-    graph run op by op, the recompile limit reached (a guard that churns on a handful of
-    calls), no compiler or kernel cache: each a bug here, where none is expected."""
-    said = [str(w.message) for w in caught if _kilns_own(w)]
+    """Kiln's own warnings that say something went wrong fail the call: a kernel that
+    failed to build (falls back to NumPy: right values, lost speed), an internal error
+    lowering a graph, an aot graph run op by op, no compiler or kernel cache. Not
+    recompile_limit's: the corpora drive a function through many argument types on
+    purpose, and a resume function's guards on data (a loop's ``len(stack) == 8``) churn
+    by design; the calls past it run uncompiled, their values and warnings still checked."""
+    said = [str(w.message) for w in caught if _kilns_own(w) and "hit recompile_limit" not in str(w.message)]
     assert not said, f"{where}: {said[0][:2000]}"
 
 
@@ -267,6 +269,9 @@ def program_test(programs: dict, backends: list, share: int = 1):
 
 
 PROGRAMS, program = program_registry()
+# (the reason of the programs whose warnings Triton's kernels do not give: docs/triton.md)
+_TRITON_SILENT = {"triton": "Triton kernels read no floating-point flags: NumPy's warnings of "
+                            "their ops are not given (docs/triton.md)"}
 
 
 # ----------------------------------------------------------------------------- programs
@@ -297,7 +302,7 @@ def polyval_coefficient_shapes(p, x):
     return np.polyval(p, x)
 
 
-@program((rn(3, 5),), (np.array([[1.0, np.inf, 2.0], [-np.inf, -np.inf, 0.0]]),))
+@program((rn(3, 5),), (np.array([[1.0, np.inf, 2.0], [-np.inf, -np.inf, 0.0]]),), warnings_differ=_TRITON_SILENT)
 def logsumexp(x):
     m = np.max(x, axis=1, keepdims=True)
     return np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
@@ -366,7 +371,7 @@ def nep50_mix(x, s, k):
 
 
 @program((rn(4, dtype=f32), rn(4, dtype=f64), ri(0, 4, 4, dtype=i32), ri(0, 4, 4),
-          np.array([True, False, True, False])))
+          np.array([True, False, True, False])), warnings_differ=_TRITON_SILENT)
 def dtype_mix(a, b, i, j, m):
     return a + b, a + i, a + j, i + j, i * m, a * m, m + m, i / j, np.maximum(i, a), i - m
 
@@ -416,7 +421,7 @@ def argmax_onehot(x):
 
 
 @program((np.array([1.0, np.nan, -np.inf, np.inf, 0.0, -0.0]),),
-         (np.array([np.nan, 1.0, 2.0], dtype=f32),))
+         (np.array([np.nan, 1.0, 2.0], dtype=f32),), warnings_differ=_TRITON_SILENT)
 def nan_inf(x):
     # (maximum/fmax against 0.5, not 0: which zero a tie of -0.0 and 0 gives is NumPy's
     # path, not a rule: the SIMD loop returns the second operand, its scalar tail the
@@ -516,7 +521,7 @@ def zero_d(x):
     return a * x, a + 1, np.asarray(s), x.dot(x), np.add(x.sum(), 1)
 
 
-@program((ri(-9, 9, 6), 3), (ri(-9, 9, 6), 0), (ri(-9, 9, 6, dtype=i32), 0))
+@program((ri(-9, 9, 6), 3), (ri(-9, 9, 6), 0), (ri(-9, 9, 6, dtype=i32), 0), warnings_differ=_TRITON_SILENT)
 def int_div_by_zero(a, k):
     return a // k, a % k, np.fmod(a, k)
 
@@ -1468,7 +1473,7 @@ def signed_vs_uint64_compare(a, u):
 
 
 @program((np.array([-np.inf, -0.0, 0.0, 2.0, np.nan]), 0.5), (np.array([-np.inf, -0.0, 4.0], dtype=f32), 0.5),
-         (np.array([-np.inf, -0.0, 4.0], dtype=f32), 1.5))
+         (np.array([-np.inf, -0.0, 4.0], dtype=f32), 1.5), warnings_differ=_TRITON_SILENT)
 def scalar_power_fast_paths(x, k):
     # NumPy's float power loop takes sqrt for a scalar exponent 0.5: (-inf) ** 0.5 is nan, not inf
     return x ** 0.5, np.power(x, 0.5), x ** k, np.power(x, np.full(x.shape, 0.5, x.dtype)), x ** 2, x ** -1
