@@ -1858,3 +1858,19 @@ def test_a_python_float_meets_a_complex_scalar_in_its_scalar_math(backend):
         want = _warnings_of(_python_float_against_a_complex_scalar, (x,))
         assert repr(got[0]) == repr(want[0])
         assert got[1] == want[1]
+
+
+def _complex_scalar_quotient(x):
+    return 2**40 / x[1] + 1.5
+
+
+def test_complex_scalar_division_of_a_nan_warns_as_numpys_scalar_math():
+    # tests/fuzz/scalar_loops.py seed 1176 (cpp): ``2**40 / x[1]`` of complex nan+0j gave no
+    # "invalid value encountered in scalar divide": kiln_cdiv's ordered compare of the NaN
+    # raises the flag as NumPy's scalar math does, but NumPy's complex scalar math was not
+    # claimed (ops/fp_errors.py _COMPLEX_SCALAR) and a NaN the kernel read dropped "invalid"
+    # (fp_flags.py nan_quiet); a zero divisor's "divide by zero" and an inf's too
+    calls = [(np.array([1 + 1j, complex(np.nan, 0.0)]),), (np.array([1 + 1j, 0j]),),
+             (np.array([complex(np.inf, 1.0), complex(np.inf, 0.0)]),), (np.array([2 + 1j, 1 - 1j]),),
+             (np.array([1 + 1j, complex(0.0, np.nan)], np.complex64),)]
+    check_program(_complex_scalar_quotient, calls, "cpp")

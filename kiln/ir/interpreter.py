@@ -48,6 +48,14 @@ class Interpreter:
         if "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
             named = {p.name: v for p, v in zip(placeholders, inputs)}
             kwargs = resolve_sizes(kwargs, lambda r: named[r.array].shape[r.dim], named.__getitem__)
+        # under the error mode the node was recorded in, as the printed NumPy program
+        # (printer.py): a derivative rule's node ignores all, one in a captured ``with
+        # np.errstate(...='ignore')`` those kinds (aot_eager, which runs its graphs here,
+        # warned "invalid value encountered in divide" inside such a block)
+        kinds = ("all",) if node.meta.get("quiet") else node.meta.get("errstate")
+        if kinds:
+            with np.errstate(**dict.fromkeys(kinds, "ignore")):
+                return self.call(node, map_nodes(node.args, env.__getitem__), kwargs)
         return self.call(node, map_nodes(node.args, env.__getitem__), kwargs)
 
     def _call_writing_out(self, node: Node, env: dict, placeholders: list, inputs: tuple) -> Any:

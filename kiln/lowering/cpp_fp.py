@@ -35,23 +35,28 @@ class ToldBody:
     rerun: bool = False    # it runs only after the plain body raised a told kind
     flags: dict = field(default_factory=lambda: {"mask": 0, "fired": "0u"})   # (the template's)
     slots: tuple = ()      # (bit of the word, entry index, kind) per slot of a told kind
+                           # (bit -1: the op of its kind without a predicate, fp_flags.fp_table)
 
 
 def told_body(plan: Any, slots: list, rewrites: bool, nest: Callable) -> ToldBody:
     """The kernel body of ``plan`` that computes ``slots`` (fp_flags.fp_table), its loops
     made by ``nest(lines, complex)``; ``rewrites``: the kernel writes an input it reads."""
+    if rewrites:   # (an op told by the others' predicates needs the plain run's flags)
+        slots = [s for s in slots if s[3] is not None]
     if not slots:
         return ToldBody()
     names = NameSource(plan.inplace)
     names.mark_offsets = True
     for position, (_i, _bit, node, where) in enumerate(slots):
-        names.fp_slots.setdefault(node, []).append((position, where))
+        if where is not None:
+            names.fp_slots.setdefault(node, []).append((position, where))
     lines = render_stages(plan, names)
     # the kinds whose every slot the body computes (an op lowered without its predicate,
-    # an extern's, leaves its kind to the flag as before)
-    told = [(p, i, bit) for p, (i, bit, _n, _w) in enumerate(slots)]
-    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2]))
-    if not told:
+    # an extern's, leaves its kind to the flag as before); the op without one of its kind
+    # (fp_flags.fp_table), bit -1: it raised the flag of the plain run where none held
+    told = [(p if w is not None else -1, i, bit) for p, (i, bit, _n, w) in enumerate(slots)]
+    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2] and p >= 0))
+    if not any(p >= 0 for p, _i, _b in told):
         return ToldBody()
     body = ["    " + line for line in names.prologue(plan.work)] + nest(lines, names.complex)
     return ToldBody(owned_words(body, names.fp_emitted), not rewrites, told_flags(told), told)
@@ -76,7 +81,8 @@ def told_flags(told: tuple) -> dict:
     flag the word replaces (``mask``), and the C expression of the kinds it raised."""
     kinds: dict[int, int] = {}
     for position, _i, bit in told:
-        kinds[bit] = kinds.get(bit, 0) | 1 << position
+        if position >= 0:
+            kinds[bit] = kinds.get(bit, 0) | 1 << position
     return {"mask": sum(kinds), "fired": " | ".join(
         f"(owned & {bits:#x}u ? {bit}u : 0u)" for bit, bits in sorted(kinds.items()))}
 

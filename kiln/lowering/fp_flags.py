@@ -186,6 +186,11 @@ def _same_call(node: Any, nodes: list) -> int | None:
     return len(nodes)
 
 
+def _name_of_call(node: Any) -> str:
+    """The ufunc NumPy computes ``node`` by (a scalar_binary's, a masked op's: its kwargs')."""
+    return numpy_name(node.op.name, node.kwargs, node.meta.get("ufunc"))
+
+
 def _name(node: Any) -> str:
     """The op NumPy computes ``node`` by: its own, or the ufunc whose call gives it
     (``meta["ufunc"]``: np.divmod's quotient and remainder warn as "divmod", once)."""
@@ -224,13 +229,14 @@ def _told_beside_nan(node: Any, kernel: Any) -> bool:
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats)
     or a cast's complex one,
-    'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
+    'i' or 'u' for an integer loop (all its arrays of that kind, and run-time Python
+    ints: ``a // k`` of an int ``k`` is a's loop, NEP 50), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
     if (kinds[-1] == "f" or _casts_to_int(node)) and "c" not in kinds:
         return "f"
     if kinds[-1] == "c" and (node.op.name in CAST_INPUT or _out_cast(node) is not None):
         return "f"   # a cast to complex64: its predicate tests the parts (fp_errors.py _isinf)
-    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
+    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) - {None} == {kinds[-1]} else None
 
 
 def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
@@ -279,6 +285,14 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
                                else _name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
+        rest = [i for i, w in zip(warns, wheres) if w is None]
+        if len(rest) == 1 and bit == OVER and len(warns) == len(may) and \
+                all(exact_kinds(entries[i]) & bit for i in may):
+            # the one op without a predicate for an overflow (a sum's: ``(x * 2).sum()``,
+            # ``x[m].mean()``'s sum beside its divide and cast), beside ops whose code raises
+            # it only where NumPy's would: it overflowed where none of their predicates held
+            # (``None``: runtime/fpwarn.py fires it then; the second body alone tells it)
+            told_here.append((rest[0], None))
         if not told_here or len(slots) + len(told_here) > MAX_SLOTS:
             continue
         # an op without a predicate (a sum's inf - inf) stays silent, the others still
@@ -398,8 +412,12 @@ def nan_quiet(kernel: Any) -> bool:
                 return False
         elif origin.op.name not in NAN_QUIET and not (
                 _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags, _dtype(origin))) \
-                and not (_dtype_kind(origin) == "c" and origin.op.name in COMPLEX_LIBM):
+                and not (_dtype_kind(origin) == "c" and origin.op.name in COMPLEX_LIBM) \
+                and not (_dtype_kind(origin) == "c" and origin.op.name == "scalar_binary"
+                         and _name_of_call(origin) in NAN_QUIET):
             # (NumPy's own SVML function, or libm's complex one NumPy calls, raises on NaNs
-            # too what NumPy's loop raises)
+            # too what NumPy's loop raises; NumPy's complex scalar math of a quiet op is its
+            # loop's formula, kiln_cdiv's: 2**40 / np.complex128(nan+0j)'s compare of the NaN
+            # raises "invalid" as NumPy's "invalid value encountered in scalar divide")
             return False
     return True

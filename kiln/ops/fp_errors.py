@@ -67,6 +67,11 @@ CAST_INPUT = {"astype": 0, "index_put": 2}
 # the kinds it can warn about
 _COMPLEX: dict[str, int] = {"add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "square": _O | _I,
                             "true_divide": _D | _O | _I, "exp": _O | _I}
+# of those, NumPy's complex scalar math whose formulas are its loops' (scalarmath.c.src:
+# part by part; Smith's division, whose ordered compare of a NaN divisor part raises
+# "invalid": ``2**40 / np.complex128(nan+0j)``, "invalid value encountered in scalar
+# divide"); not its multiply, which fuses no product as the kernels' kiln_cmul may
+_COMPLEX_SCALAR = frozenset({"add", "subtract", "true_divide"})
 # complex loops whose kernel code is the libm function NumPy's loop calls, so the flags it
 # raises for NaN operands are NumPy's too (cexp(1 + NaN j) raises "invalid", cexp(inf +
 # NaN j) does not): NaN-quiet in the sense of NAN_QUIET (lowering/fp_flags.py nan_quiet)
@@ -430,7 +435,7 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
     scalar_int_check warns for it). None: not known, so nothing may be said about a
     kernel that computes it."""
     name = ("scalar " if scalar else "") + ufunc_name(op)
-    if scalar and kind != "f":
+    if scalar and kind != "f" and not (kind == "c" and op in _COMPLEX_SCALAR):
         return None
     if op in _SILENT or kind == "b":
         return 0, name

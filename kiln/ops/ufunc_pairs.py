@@ -41,9 +41,11 @@ def _modf(x):
     loop = np.modf.resolve_dtypes((dtype_token(x), None, None))[0]
     if np.dtype(dtype_token(x)) != loop:
         x = F.astype(x, dtype=loop)
-    whole = F.trunc(x)
-    frac = F.where(F.isinf(x), 0.0, F.subtract(x, whole))
-    return F.copysign(frac, x), whole
+    # (its subtract of an infinity's 0 instead: inf - inf warned "invalid value
+    # encountered in subtract", which np.modf(inf) never says)
+    finite = F.where(F.isinf(x), 0.0, x)
+    frac = F.subtract(finite, F.trunc(finite))
+    return F.copysign(frac, x), F.trunc(x)
 
 
 def _frexp_part(i: int) -> Callable:

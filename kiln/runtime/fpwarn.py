@@ -113,7 +113,10 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     for a kind several of its ops may raise; ``owned()`` the word of those predicates
     that held in the calling thread's last launch (bit ``bit`` for that slot): the
     kernel's flag of such a kind is raised only when one held (cpp_prelude.h
-    ``kiln_fp_own``), and each of them warns. (``owned`` may be the address of the
+    ``kiln_fp_own``), and each of them warns; a slot of bit -1 is the one op of its kind
+    without a predicate, beside ops whose code raises it only where NumPy's does
+    (lowering/fp_flags.py ``fp_table``): it warns where the kind was raised and none of
+    theirs held (a body that reruns alone has them). (``owned`` may be the address of the
     library's ``kiln_fp_owned``: called through ctypes, so no cffi declarations are
     parsed for it.) ``rerun(*kernel_args)``: where the kernel writes none of its inputs,
     the body that computes the word (a :class:`SecondBody`; it returns the word), run here
@@ -135,9 +138,11 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
 
     told = 0
     fired_at: dict[tuple, int] = {}
+    of_kind: dict[int, int] = {}   # kind -> the word's bits of its predicates
     for position, i, bit in slots:
         told |= bit
         fired_at[(i, bit)] = position
+        of_kind[bit] = of_kind.get(bit, 0) | (1 << position if position >= 0 else 0)
     # Each other kind that can be attributed, to its one op (decided once, here): launch.c
     # calls the handler only for these flags, so a kernel whose flags mean nothing certain
     # (NaN through a comparison beside no invalid-capable op) costs nothing more.
@@ -197,7 +202,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                 (bit, (f"{text} encountered in {entry[1]}", entry[2], entry[3]), entry, node,
                  (bit, entry[5]) if len(entry) > 5 else None) if bit else (0, text, entry, None, None)
                 for bit, text, entry, position, node in order
-                if (flags & ALL if not bit else flags & bit and (position is None or word >> position & 1))]
+                if (flags & ALL if not bit else flags & bit and (
+                    position is None or (word >> position & 1 if position >= 0 else not word & of_kind[bit])))]
         return fired[key]
 
     # Every warning the handler may give, at its line: when the filters drop all of them
