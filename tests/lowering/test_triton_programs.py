@@ -62,3 +62,13 @@ def test_window_sums_are_numpys_pairwise_order():
     check_program(_window_sums, [(x, 3), (x[:40], 2)], "triton")
     from test_programs_real4 import PROGRAMS as REAL4
     check_program(*REAL4["welch_psd_hann"], "triton")
+
+
+def test_a_variant_taken_at_a_slice_bound_is_found_by_its_value():
+    # The graph of `np.array_equal(text[s:s + m], pat)` in rabin_karp_uint64's loop takes
+    # s's value (lower.specialize_ints) and its wrapper checks it; the Triton backend keyed
+    # variants on an int argument's type only, so at the next s the wrapper sent the call
+    # back to the variant it came from: RecursionError (real21, found by the sweep, stop
+    # 61). Keyed by value, as on C++.
+    from test_programs_real21 import PROGRAMS as REAL21
+    check_program(*REAL21["rabin_karp_uint64"], "triton")
