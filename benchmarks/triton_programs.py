@@ -4,7 +4,7 @@ generated compiled ahead of time for sm_90.
 
     python -m benchmarks.triton_programs run [FILES] [--out DIR] [--timeout S] [--only NAMES]
     python -m benchmarks.triton_programs ops [--out DIR]
-    python -m benchmarks.triton_programs aot [--out DIR[,DIR...]]
+    python -m benchmarks.triton_programs aot [--out DIR[,DIR...]] [--features]
     python -m benchmarks.triton_programs report [--out DIR[,DIR...]]
 
 ``run`` checks each program as its test file does (tests/test_programs.py
@@ -20,7 +20,8 @@ many graphs ran as NumPy programs instead, and what the builds raised) and every
 the backend built to ``DIR/kernels.jsonl`` (source file, name, signature and the GPU's
 block sizes and warps), with Triton's modules under ``DIR/cache``. Run files in parallel
 as separate ``run`` commands with their own ``--out``: on 2 loaded cores the corpus
-(1170 programs) took about 20 minutes in two halves.
+(1170 programs) took about 20 minutes in two halves; stop 61's 1584 programs about
+70 minutes in four parts at a load of 15-20.
 
 ``ops`` runs every op-table row (tests/ops/table.py, one example per row and dtype) as
 tests/lowering/test_op_table_triton.py does, one line per row in ``DIR/results.jsonl``
@@ -229,8 +230,28 @@ def run(files: list, out: str, timeout: float, only: set) -> None:
         print(f"{path}: {time.time() - start:.0f} s (rc {proc.returncode})", flush=True)
 
 
-def aot(out: str) -> dict:
-    """Compile every recorded kernel for sm_90; counts and failures."""
+def features(k: dict, source: str) -> str:
+    """What a recorded kernel asks of Triton's compiler: the ``tl.``/``libdevice.``
+    functions and prelude helpers it calls, its casts and typed constants, whether it
+    loops, its parameter types and warps (sizes, offsets and names left out)."""
+    import re
+    start = source.index(f"def {k['name']}(")
+    end = source.find("@triton.jit", start)
+    body = "\n".join(line for line in source[start:end if end > 0 else None].splitlines()
+                     if not line.strip().startswith("#"))
+    found = set(re.findall(r"(?:tl|libdevice)\.\w+", body))
+    found |= set(re.findall(r"\bkiln_\w+(?=\()", body)) - {k["name"]}
+    found |= set(re.findall(r"\.to\(tl\.\w+\)", body))
+    found |= {"full " + t for t in re.findall(r"tl\.full\(\[[^\]]*\], [^,]+, (tl\.\w+)\)", body)}
+    found |= {"loop" if "for " in body else "no loop", f"warps {k['num_warps']}",
+              "params " + ",".join(sorted(set(k["signature"].values())))}
+    return json.dumps(sorted(found))
+
+
+def aot(out: str, by_features: bool = False) -> dict:
+    """Compile every recorded kernel for sm_90 (``by_features``: one kernel per
+    :func:`features`, the corpus's thousands of kernels in a few hundred compiles);
+    counts and failures."""
     out, *more = out.split(",")
     os.environ.setdefault("KILN_CACHE_DIR", os.path.abspath(os.path.join(out, "cache")))
     sys.path.insert(0, ROOT)
@@ -238,6 +259,9 @@ def aot(out: str) -> dict:
     seen, counts, failures, warned = set(), collections.Counter(), [], []
     for k in _lines(",".join([out, *more]), "kernels.jsonl"):
         key = (k["source"], k["name"], json.dumps(k["constexprs"], sort_keys=True))
+        if by_features:
+            with open(k["source"]) as f:
+                key = features(k, f.read())
         if key in seen:
             continue
         seen.add(key)
@@ -335,6 +359,8 @@ def main(argv: list | None = None) -> None:
     ap.add_argument("--out", default="triton_programs_out")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--only", default="")
+    ap.add_argument("--features", action="store_true",
+                    help="aot: one kernel per set of features (calls, casts, loop, parameter types)")
     a = ap.parse_args(argv)
     only = set(filter(None, a.only.split(",")))
     if a.cmd == "_file":
@@ -347,7 +373,7 @@ def main(argv: list | None = None) -> None:
         run_ops(a.out)
         return report(a.out)
     if a.cmd == "aot":
-        return aot(a.out)
+        return aot(a.out, a.features)
     return report(a.out)
 
 

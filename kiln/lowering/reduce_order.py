@@ -29,16 +29,16 @@ def kept_axis_inner(plan: Any, loads: list, accesses: list, vo: str, vi: str) ->
     and none along ``vi``."""
     both = [(c[vo], c[vi]) for c in (dict(plan.rename(a.terms)) for a in loads)
             if c.get(vo) and c.get(vi)]
-    smaller = [_smaller(o, i) for o, i in both]   # (symbolic strides: where the bound settles it)
+    smaller = [smaller_stride(o, i) for o, i in both]   # (symbolic strides: where the bound settles it)
     if both and None not in smaller:
-        if _axis(vo) > _axis(vi) >= 0:   # (Frame.var: the dim's position in C order)
-            return not all(_smaller(i, o) for o, i in both)
+        if loop_axis(vo) > loop_axis(vi) >= 0:   # (Frame.var: the dim's position in C order)
+            return not all(smaller_stride(i, o) for o, i in both)
         return all(smaller)
     coefs = [dict(plan.rename(a.terms)) for a in accesses]
     return any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs)
 
 
-def _smaller(a: Any, b: Any) -> bool | None:
+def smaller_stride(a: Any, b: Any) -> bool | None:
     """Is stride ``a`` smaller in magnitude than ``b`` (ints, or sizes whose symbols are
     at least 2: ``1`` and ``s1``)? None where the size bound cannot say."""
     mags = [magnitude(a), magnitude(b)]
@@ -49,7 +49,7 @@ def _smaller(a: Any, b: Any) -> bool | None:
     return False if settled(mags[0] - mags[1], "ge") else None
 
 
-def _axis(v: str) -> int:
+def loop_axis(v: str) -> int:
     """The dim a loop variable (``x1``, ``r0``: Frame.var, a collapsed group's first) runs;
     -1 for another name."""
     return int(v[1:]) if v[1:].isdigit() else -1

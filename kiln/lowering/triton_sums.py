@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .reduce_order import loop_axis, smaller_stride
 from .scheduler import record
 
 # NumPy's pairwise leaves: at most this many terms (PW_BLOCKSIZE), 8 partial sums each
@@ -82,9 +83,9 @@ def numpy_order(kernel: Any, node: Any, inner: list, outer: list, rnumel: Any) -
     orders = set()
     for idx in loads:
         coef = dict(idx.terms)
-        if not all(isinstance(c, int) for c in coef.values()):
-            return None
         steps = [coef.get(v, 0) for v in rvars]
+        if not all(isinstance(c, int) for c in steps):
+            return None
         if not any(steps):
             continue
         # several reduced dims: one run only where they coalesce in C order
@@ -94,11 +95,24 @@ def numpy_order(kernel: Any, node: Any, inner: list, outer: list, rnumel: Any) -
             if s != want:
                 return None
             want = s * n
-        least = min((abs(coef[v]) for v in kept if coef.get(v)), default=None)
-        if least is None:
+        # NumPy's iterator puts a kept dim inside the run where it steps less (a symbolic
+        # stride: where its bound settles it), or as little and after the run in C order
+        # (a sliding window's rows, strides (4, 4): pairwise, as reduce_order's C++ loops)
+        inside = []
+        for v in kept:
+            if coef.get(v):
+                if loop_axis(v) > loop_axis(rvars[-1]):
+                    run_less = smaller_stride(inner_stride, coef[v])
+                    less = None if run_less is None else not run_less
+                else:
+                    less = smaller_stride(coef[v], inner_stride)
+                if less is None:
+                    return None
+                inside.append(less)
+        if not inside:
             continue
         # (several reduced dims coalesced: one run in C order, as NumPy's iterator walks it)
-        orders.add("pairwise" if abs(inner_stride) < least else "sequential")
+        orders.add("sequential" if any(inside) else "pairwise")
     if len(orders) > 1:
         return None
     return orders.pop() if orders else "pairwise"

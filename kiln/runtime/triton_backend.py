@@ -40,11 +40,15 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     _compile_graph_loops(graph, compile_loop_body)
     variants: dict[tuple, Callable] = {}
     numpy = _NumpyFallback(graph, interpret)
+    # Placeholders that are slice bounds (``text[s:s + m]``): a variant that took their
+    # values (lower.specialize_ints) is found by value, as the C++ backend's
+    from ..lowering.slice_bounds import slice_bound_positions
+    bounds = slice_bound_positions(graph)
 
     def respecialize(*args: Any) -> Any:
         if any(type(a) is int and not -2**63 <= a < 2**63 for a in args):
             return numpy(*args)   # a Python int beyond int64: NumPy's kernels, exactly
-        key = _layout_key(args)
+        key = _layout_key(args, bounds)
         fn = variants.get(key)
         if fn is None:
             require_triton_device(args, interpret)
@@ -80,15 +84,18 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
             logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
         # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
         return numpy.program(require_triton_device(example_inputs, interpret))
-    variants[_layout_key(example_inputs)] = call
+    variants[_layout_key(example_inputs, bounds)] = call
     return call
 
 
-def _layout_key(args: Any) -> tuple:
+def _layout_key(args: Any, bounds: Any) -> tuple:
+    """The variant ``args`` run: each array's layout, type and device; a slice bound's
+    value (a variant took it: its wrapper checks it), another argument's type."""
     return tuple((type(a), a.shape, a.strides, a.dtype.str, kind.device_id(a))
                  if (kind := kind_of(a)) is not None else
-                 (type(a), a.shape, a.strides, a.dtype.str, None) if hasattr(a, "strides") else type(a)
-                 for a in args)
+                 (type(a), a.shape, a.strides, a.dtype.str, None) if hasattr(a, "strides") else
+                 (type(a), a) if i in bounds and type(a) is int else type(a)
+                 for i, a in enumerate(args))
 
 
 def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,

@@ -45,3 +45,30 @@ def test_float_sums_are_numpys_to_the_last_bit():
     from test_programs_real5 import PROGRAMS as REAL5
     fn, calls = REAL5["kahan_summation_float32"]
     check_program(fn, calls, "triton")
+
+
+def _window_sums(x, step):
+    w = np.lib.stride_tricks.sliding_window_view(x, 16)
+    return w.sum(axis=1), w[::step].mean(axis=1)
+
+
+def test_window_sums_are_numpys_pairwise_order():
+    # A sliding window's rows step as little as its columns (strides (4, 4)), and NumPy's
+    # iterator keeps C order there: each row pairwise. triton_sums took equal strides for a
+    # column sum (added in order), and a runtime step's stride (k1) for unknown (tl.reduce's
+    # tree in float64): welch_psd_hann's float32 segment means were a bit off, its spectrum
+    # 1.0744939127 where NumPy's is 1.0744938792 (real4, found by the sweep, stop 61).
+    x = (np.random.default_rng(61).standard_normal(48) * 1e3).astype(np.float32)
+    check_program(_window_sums, [(x, 3), (x[:40], 2)], "triton")
+    from test_programs_real4 import PROGRAMS as REAL4
+    check_program(*REAL4["welch_psd_hann"], "triton")
+
+
+def test_a_variant_taken_at_a_slice_bound_is_found_by_its_value():
+    # The graph of `np.array_equal(text[s:s + m], pat)` in rabin_karp_uint64's loop takes
+    # s's value (lower.specialize_ints) and its wrapper checks it; the Triton backend keyed
+    # variants on an int argument's type only, so at the next s the wrapper sent the call
+    # back to the variant it came from: RecursionError (real21, found by the sweep, stop
+    # 61). Keyed by value, as on C++.
+    from test_programs_real21 import PROGRAMS as REAL21
+    check_program(*REAL21["rabin_karp_uint64"], "triton")
