@@ -55,6 +55,11 @@ def _nanmean(a, axis, dtype, keepdims, warn=True):
         warn_where(empty, "Mean of empty slice")
     # NaN where a slice is all NaN, as NumPy's 0 / 0 under np.errstate(invalid="ignore"),
     # without the flag that 0 / 0 raises: no "invalid value" warning NumPy does not give
+    if _dtype(total).kind == "c":
+        # (a complex division by NaN raises "invalid": its loop compares the divisor's
+        # parts, kiln_cdiv as NumPy's. NumPy's 0j / 0j is both parts 0 / 0's NaN)
+        return N.where(empty, complex(ZERO_BY_ZERO, ZERO_BY_ZERO),
+                       N.true_divide(total, N.where(empty, 1.0, count)))
     return N.true_divide(total, N.where(empty, ZERO_BY_ZERO, count))
 
 
