@@ -72,8 +72,12 @@ def _cached_meta(key: tuple, ufunc: str) -> TensorMeta:
 @functools.lru_cache(maxsize=256)
 def _cached_layout(key: tuple, ufunc: str, shape: tuple) -> Any:
     fn = REGISTRY[ufunc].ufunc
-    operands = [Strided(k[1], tuple(s // k[2].itemsize for s in k[3]), k[2]) if k[0] == "array" else k[1]
-                for k in key]
+    return _where_layout(fn, [Strided(k[1], tuple(s // k[2].itemsize for s in k[3]), k[2])
+                              if k[0] == "array" else k[1] for k in key], shape)
+
+
+def _where_layout(fn: Any, operands: list, shape: tuple) -> Any:
+    """The strides NumPy gives ``where(m, fn(*x), o)`` of ``operands`` (Strided or scalars)."""
     return layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
 
 
@@ -88,9 +92,8 @@ def _allocated(mask: Any, fallback: Any, xs: tuple, fn: Any, meta: TensorMeta,
     if key is not None and all(k[0] != "array" or k[3] is not None for k in key):
         strides = _cached_layout(key, ufunc, shape)
     else:
-        operands = [Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
-                    if isinstance(a, np.ndarray) else a for a in (mask, fallback, *xs)]
-        strides = layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
+        strides = _where_layout(fn, [Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
+                                     if isinstance(a, np.ndarray) else a for a in (mask, fallback, *xs)], shape)
     if strides is None:
         return np.empty(shape, meta.dtype)
     return empty_in_order(shape, axis_order(shape, strides), meta.dtype)
