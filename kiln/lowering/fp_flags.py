@@ -65,7 +65,7 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
     filename, lineno = source[0], source[1]
     if _out_cast(node) is not None:   # the ufunc's call casts: "overflow encountered in add"
         src = _out_cast(node)
-        return (OVER, ufunc_name(numpy_name(src.op.name, src.kwargs, src.meta.get("ufunc"))),
+        return (OVER, ufunc_name(_name_of_call(src)),
                 filename, lineno, OVER), OVER
     out_kind = _dtype_kind(node)
     # operands: constants as they are; a bool or integer array as the largest value it
@@ -82,7 +82,7 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
     kind = "c" if out_kind == "c" and op.name not in CAST_INPUT else \
         "f" if "f" in kinds and op.name not in CAST_INPUT else (
         _dtype_kind(cast) if cast is not None else (out_kind or "?"))
-    name = numpy_name(op.name, node.kwargs, node.meta.get("ufunc"))
+    name = _name_of_call(node)
     narrows = True
     if cast is not None and _dtype(node) is not None and _dtype(cast) is not None:
         to, of = _dtype(node), _dtype(cast)
