@@ -10,7 +10,6 @@ import math
 import random
 import time
 import warnings
-from collections import deque
 
 import numpy as np
 import pytest
@@ -18,6 +17,9 @@ import pytest
 import kiln
 
 from .conftest import CountingBackend
+# (real22's minimizer_sketch: the deque breaks the graph at every step; the resume
+# function after the append tests the growing list's emptiness and reads its last item)
+from tests.runtime.test_cost_model_rejudge import window_minima
 
 
 @contextlib.contextmanager
@@ -133,23 +135,6 @@ def test_items_read_by_constant_index_of_a_growing_list_do_not_recompile():
     assert len(got_fs) == 11 and len(backend.graphs) <= 6
 
 
-
-
-def _window_minima(h, w):
-    # real22's minimizer_sketch: the deque breaks the graph at every step; the resume
-    # function after the append tests the growing list's emptiness and reads its last item
-    window, picked = deque(), []
-    for pos in range(len(h)):
-        while window and h[window[-1]] >= h[pos]:
-            window.pop()
-        window.append(pos)
-        if window[0] <= pos - w:
-            window.popleft()
-        if pos >= w - 1 and (not picked or picked[-1] != window[0]):
-            picked.append(window[0])
-    return np.array(picked, dtype=np.int64)
-
-
 @pytest.mark.parametrize("cost_model", [False, True])
 def test_the_truth_of_a_growing_list_does_not_recompile(cost_model, monkeypatch):
     """``not picked`` of a list argument (a resume function's) guarded ``len(picked) == k``:
@@ -158,12 +143,13 @@ def test_the_truth_of_a_growing_list_does_not_recompile(cost_model, monkeypatch)
     Python. Its emptiness is guarded instead (ArgumentListVariable.truth)."""
     monkeypatch.setattr(kiln.config, "cost_model", cost_model)
     h = (np.arange(120) * 2654435761) % 97
-    compiled = kiln.compile(_window_minima)
+    compiled = kiln.compile(window_minima)
     with no_kiln_fallback():
         for n in (120, 60, 120):
-            np.testing.assert_array_equal(compiled(h[:n], 5), _window_minima(h[:n], 5))
+            np.testing.assert_array_equal(compiled(h[:n], 5), window_minima(h[:n], 5))
     with no_kiln_fallback():
-        np.testing.assert_array_equal(compiled(h[:3], 5), _window_minima(h[:3], 5))   # never picks
+        np.testing.assert_array_equal(compiled(h[:3], 5), window_minima(h[:3], 5))   # never picks
+
 
 def _history(x, steps):
     hist = []
