@@ -45,7 +45,7 @@ def _vector_norm(x, axis, keepdims, ord):
 
 
 def _vector_norm_normalize(x, /, *, axis=None, keepdims=False, ord=2):
-    np.linalg.vector_norm(np.zeros((1,) * ndim_of(x)), axis=axis, ord=ord)   # NumPy's errors
+    np.linalg.vector_norm(np.ones((1,) * ndim_of(x)), axis=axis, ord=ord)   # NumPy's errors (ones: see norms.py)
     return Composite(_vector_norm, (x,), {"axis": axis, "keepdims": bool(keepdims), "ord": ord})
 
 

@@ -504,3 +504,50 @@ spell_composite(np.resize, ("ravel", "concatenate", "getitem", "reshape"), _resi
 # (their values are their inputs': np.bincount of them is as long as the bound says)
 for _op in (concatenate, stack, repeat, tile):
     _op.values_below = below_of_inputs
+
+
+# -- block ---------------------------------------------------------------------------------
+# np.block of nested lists: each leaf promoted to the result's rank by leading ones, the
+# innermost lists joined along the last axis, the next along the one before, and so on: a
+# tree of concatenates (NumPy's own ``_block_slicing`` computes the same). It had no op: a
+# NoOpError under kiln.grad, a graph break compiled.
+
+def _block_leaves(arrays: Any, leaves: list) -> Any:
+    """The nesting of ``arrays`` with each leaf replaced by its position in ``leaves``."""
+    if isinstance(arrays, list):
+        return [_block_leaves(a, leaves) for a in arrays]
+    leaves.append(arrays)
+    return len(leaves) - 1
+
+
+def _stand_in(tree: Any, leaves: list) -> Any:
+    """A zero array of each leaf's shape and dtype in the leaf's place (NumPy's errors)."""
+    if isinstance(tree, list):
+        return [_stand_in(t, leaves) for t in tree]
+    return np.zeros(tuple(shape_of(leaves[tree])), dtype=_dtype_of(leaves[tree]))
+
+
+def _block(*leaves, tree, depth, ndim):
+    def join(node, level):
+        if isinstance(node, list):
+            return N.concatenate([join(n, level + 1) for n in node], axis=level - depth)
+        leaf = leaves[node]
+        shape = tuple(shape_of(leaf))
+        return N.reshape(leaf, (1,) * (ndim - len(shape)) + shape)
+    return join(tree, 0) if depth else N.copy(leaves[0])
+
+
+def _block_normalize(arrays):
+    if isinstance(arrays, tuple):
+        np.block(arrays)     # NumPy's TypeError for a tuple
+    leaves: list = []
+    tree = _block_leaves(arrays, leaves)
+    out = np.block(_stand_in(tree, leaves))   # NumPy's errors: depths, empty lists, shapes
+    depth = 0
+    node = arrays
+    while isinstance(node, list):
+        node, depth = node[0], depth + 1
+    return Composite(_block, tuple(leaves), {"tree": tree, "depth": depth, "ndim": out.ndim})
+
+
+spell_composite(np.block, ("concatenate", "reshape", "copy"), _block_normalize, "numpy.block")

@@ -108,7 +108,8 @@ vector_norm = declare(
 
 def _norm_normalize(x, ord=None, axis=None, keepdims=False):
     nd = ndim_of(x)
-    np.linalg.norm(np.zeros((1,) * nd), ord=ord, axis=axis)  # NumPy's errors for ord/axis
+    # NumPy's errors for ord/axis; ones, not zeros: a negative ord of zeros warns "divide by zero"
+    np.linalg.norm(np.ones((1,) * nd), ord=ord, axis=axis)
     if isinstance(ord, np.generic):
         ord = ord.item()
     if axis is None:
