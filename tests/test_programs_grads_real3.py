@@ -404,6 +404,16 @@ def state_space_by_np_block_and_matrix_power(theta, x0):
     return np.sum(x ** 2) + np.sum(np.block([x[:2], 1.0, theta]) ** 2)
 
 
+@program(59, lambda r: (np.array([-1.0, 0.3]), np.linspace(0.2, 2.0, 8), (np.arange(8) % 3 == 1).astype(float)))
+def discrete_survival_include_initial(theta, t, event):
+    # np.cumulative_sum/prod(include_initial=True): S(0) = 1 and H(0) = 0 in front
+    # (include_initial was an UnsupportedArgument)
+    hazard = _sigmoid(theta[0] + theta[1] * t)
+    S = np.cumulative_prod(1 - hazard, include_initial=True)        # (9,)
+    H = np.cumulative_sum(hazard * np.gradient(t), include_initial=True)
+    return -np.sum(event * np.log(hazard * S[:-1]) + (1 - event) * np.log(S[1:])) + np.sum((H - np.log1p(H)) ** 2)
+
+
 @program(57, lambda r: (np.array([0.5, 1.0, 0.8]), np.linspace(0, 1, 11)), argnums=(0, 1))
 def logistic_growth_euler_and_trapezoid(theta, t):
     r_, K, n0 = theta
@@ -480,6 +490,18 @@ def linalg_norm_axis_keepdims(M, T):
             + np.sum(np.linalg.norm(T, ord=1, axis=-1))
             + np.sum(np.linalg.norm(T, ord=np.inf, axis=(1, 2), keepdims=True))
             + np.linalg.norm(M, "fro") + np.linalg.norm(M.ravel(), 3))
+
+
+@program(91, lambda r: (r.standard_normal((3, 4)), r.standard_normal((3, 5, 4)), r.standard_normal((3, 5, 2))),
+         argnums=(0, 1, 2))
+def attention_readout_by_vecmat_and_matvec(q, K, V):
+    # one query per head against its keys: np.matvec for the scores, np.vecmat for the
+    # weighted values (np.vecmat had no op: NoOpError under kiln.grad)
+    s = np.matvec(K, q) / 2.0                                       # (3, 5)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = p / p.sum(axis=-1, keepdims=True)
+    out = np.vecmat(p, V)                                           # (3, 2)
+    return np.sum(out ** 2) + np.sum(np.vecmat(q, K.mT) * s)
 
 
 @program(90, lambda r: (r.standard_normal(5), r.standard_normal((3, 4))), argnums=(0, 1))

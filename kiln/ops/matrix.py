@@ -352,6 +352,20 @@ if hasattr(np, "matvec"):   # NumPy 2.2+: A @ v over the last axes
         "numpy.matvec")
 
 
+def _vecmat_normalize(x1, x2, /):
+    np.vecmat(np.broadcast_to(0.0, shape_of(x1)), np.broadcast_to(0.0, shape_of(x2)))   # NumPy's errors
+    return Composite(_vecmat, (x1, x2))
+
+
+def _vecmat(v, a):
+    """conj(v) @ A over the last axes: the row vector times each matrix."""
+    return N.getitem(N.matmul(N.expand_dims(N.conjugate(v), -2), a), (Ellipsis, 0, slice(None)))
+
+
+if hasattr(np, "vecmat"):   # NumPy 2.2+ (it had no op: NoOpError under kiln.grad, a break compiled)
+    spell_composite(np.vecmat, ("conjugate", "matmul", "getitem"), _vecmat_normalize, "numpy.vecmat")
+
+
 def _chain_split(p: list) -> dict:
     """numpy.linalg's matrix-chain order (Cormen 15.2): split[i, j] is where the product
     of arrays i..j splits, on dims ``p`` (array k is p[k] x p[k + 1]); the same ties."""

@@ -29,7 +29,7 @@ import numpy as np
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
 from .reduction_where import WHERE_FILL, where_initial
-from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
+from .registry import (Bound, Category, Composite, F, N, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
 _NV = np._NoValue
@@ -504,19 +504,30 @@ def _accumulate_family(op: Op, name: str) -> Callable[..., Bound]:
     return normalize
 
 
+def _with_initial(x, op, axis, dtype, initial):
+    """np.cumulative_sum(..., include_initial=True): the scan with the identity (0 for a
+    sum, 1 for a product) in front along ``axis``."""
+    scan = getattr(F, op)(x, axis=axis, dtype=dtype)
+    shape = list(shape_of(scan))
+    shape[axis] = 1
+    return N.concatenate([N.full(tuple(shape), initial, dtype=scan.dtype), scan], axis=axis)
+
+
 def _cumulative_family(op: Op, name: str, kernel: Callable) -> Callable[..., Bound]:
-    # np.cumulative_sum (array API): axis required beyond 1-D; include_initial unsupported.
+    # np.cumulative_sum (array API): axis required beyond 1-D; include_initial=True (the
+    # identity in front) is a composite of the scan and a concatenate.
     def normalize(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-        if include_initial:
-            reject(name, "include_initial", include_initial, "prepend the initial value with "
-                   "np.concatenate, or use np.cumsum")
+        if include_initial and out is not None:
+            reject(name, "include_initial", include_initial, "assign the result instead of out=")
         nd = ndim_of(x)
         kernel(np.zeros((1,) * nd), axis=axis)  # NumPy's own errors for a missing/bad axis
         if isinstance(axis, tuple):
             axis = axis[0]
-        return Bound(op, (x,), {"axis": scan_axis(axis, x),
-                                "dtype": dtype_param(loop_dtype(x, dtype, out), name)},
-                     out_param(out))
+        params = {"axis": scan_axis(axis, x), "dtype": dtype_param(loop_dtype(x, dtype, out), name)}
+        if include_initial:
+            return Composite(_with_initial, (x,), {"op": op.name, **params,
+                                                   "initial": 0 if op.name == "cumsum" else 1})
+        return Bound(op, (x,), params, out_param(out))
     return normalize
 
 
