@@ -198,17 +198,31 @@ def _quantile_impl_at(filename: str, lineno: int, impl: Any = _quantile_impl) ->
     return functools.partial(impl, at=(filename, lineno))
 
 
+# The weight of the element ranked lo + 1 (lo = floor(pos), t = pos - lo, pos = q * (m - 1))
+# for NumPy's methods of that virtual index; lo's weight is 1 minus it: linear interpolates,
+# lower takes lo, higher ceil(pos), midpoint the two halves (lo alone at a whole pos),
+# nearest np.around(pos) (half to even).
+_STEP_WEIGHT = {
+    "linear": lambda pos, lo, t: t,
+    "lower": lambda pos, lo, t: F.multiply(t, 0.0),
+    "higher": lambda pos, lo, t: F.multiply(F.greater(t, 0.0), 1.0),
+    "midpoint": lambda pos, lo, t: F.multiply(F.greater(t, 0.0), 0.5),
+    "nearest": lambda pos, lo, t: F.subtract(F.rint(pos), lo),
+}
+
+
 def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile",
                   percent=False):
     """A linear quantile is ``(1 - t) * s[k] + t * s[k + 1]`` of the sorted values s at
     ``k + t = q * (m - 1)`` (m the values counted: the nan* kinds skip the NaNs, which sort
     last; a median is q = 0.5, the middle two averaged): the gradient goes to the elements
-    ranked k and k + 1 (of tied values, to those sorted there)."""
+    ranked k and k + 1 (of tied values, to those sorted there). The other methods of that
+    index weigh the same two elements (``_STEP_WEIGHT``)."""
     if not is_float_like(x):
         return (None, None)
     if "median" in kind:
         q = 0.5
-    if method != "linear" or not isinstance(q, float) or (axis is not None and len(axis) != 1):
+    if method not in _STEP_WEIGHT or not isinstance(q, float) or (axis is not None and len(axis) != 1):
         raise NoDerivative(f"no derivative rule for a quantile with method={method!r}, a "
                            f"quantile array or several axes; detach it or compute it under "
                            f"kiln.no_grad()")
@@ -217,7 +231,7 @@ def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind
     valid = F.logical_not(F.isnan(flat)) if kind.startswith("nan") else F.ones_like(flat, dtype=np.dtype(bool))
     pos = F.multiply(F.subtract(F.sum(valid, axis=(ax,), keepdims=True), 1), q)
     lo = F.floor(pos)
-    t = F.subtract(pos, lo)
+    t = _STEP_WEIGHT[method](pos, lo, F.subtract(pos, lo))
     w = F.add(F.multiply(F.equal(rank, lo), F.subtract(1.0, t)),
               F.multiply(F.equal(rank, F.add(lo, 1)), t))
     w = F.multiply(w, valid)     # a lane of NaNs only (m = 0) has none to give it to
