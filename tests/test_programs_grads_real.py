@@ -28,14 +28,20 @@ from kiln.autograd.functional import _map_tree, _tree_leaves
 PROGRAMS: dict = {}
 
 
-def program(seed, make_args, argnums=0, has_aux=False, rtol=1e-5, tape=True):
-    """Register ``fn`` with the arguments ``make_args(rng)`` draws from its own generator.
-    ``tape=False``: the eager tape cannot follow it (np.array([...]) of values being
-    differentiated) and must say so; compiled code captures it."""
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, make_args(np.random.default_rng(seed)), argnums, has_aux, rtol, tape)
-        return fn
-    return register
+def registrar(programs: dict):
+    """The ``@program(...)`` decorator of a gradient set that registers into ``programs``."""
+    def program(seed, make_args, argnums=0, has_aux=False, rtol=1e-5, tape=True):
+        """Register ``fn`` with the arguments ``make_args(rng)`` draws from its own generator.
+        ``tape=False``: the eager tape cannot follow it (np.array([...]) of values being
+        differentiated) and must say so; compiled code captures it."""
+        def register(fn):
+            programs[fn.__name__] = (fn, make_args(np.random.default_rng(seed)), argnums, has_aux, rtol, tape)
+            return fn
+        return register
+    return program
+
+
+program = registrar(PROGRAMS)
 
 
 def _copy(a):

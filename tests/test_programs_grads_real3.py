@@ -37,16 +37,10 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 import kiln
-from tests.test_programs_grads_real import check_program
+from tests.test_programs_grads_real import check_program, registrar
 
 PROGRAMS: dict = {}
-
-
-def program(seed, make_args, argnums=0, has_aux=False, rtol=1e-5, tape=True):
-    def register(fn):
-        PROGRAMS[fn.__name__] = (fn, make_args(np.random.default_rng(seed)), argnums, has_aux, rtol, tape)
-        return fn
-    return register
+program = registrar(PROGRAMS)
 
 
 def _sigmoid(a):
