@@ -183,7 +183,7 @@ def _nan_skipping_differences(f, a, eps=1e-6):
 def test_quantiles_without_a_derivative_rule_say_so():
     x = kiln.tensor(np.arange(6.0), requires_grad=True)
     with pytest.raises(kiln.NoDerivative, match="quantile"):
-        np.quantile(x, 0.4, method="nearest").backward()
+        np.quantile(x, 0.4, method="weibull").backward()   # ('nearest' has one now, grads_real3)
     with pytest.raises(kiln.NoDerivative, match="quantile"):
         np.quantile(x, [0.25, 0.75]).sum().backward()
 
