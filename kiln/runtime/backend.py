@@ -62,10 +62,12 @@ class ErrorModeFallback(LazyNumpyProgram):
     (or calls a handler, or its warnings are errors). A graph whose outputs are new values
     of the caller's arrays (aot's ``donated``) raises RunsOpByOp instead: NumPy writes
     those op by op, and before the op that raises, and the functional program would give
-    the warnings before the error once more when aot then runs the graph so."""
+    the warnings before the error once more when aot then runs the graph so. A graph
+    loop body's donated inputs are the loop's own copies (``donated_scratch``): its NumPy
+    program returns their new values, as the compiled body may."""
 
     def __call__(self, *args: Any) -> Any:
-        if self.graph.donated:
+        if self.graph.donated and not getattr(self.graph, "donated_scratch", False):
             raise RunsOpByOp(f"{self.graph.name}: NumPy's error mode may raise; it runs op by op")
         return super().__call__(*args)
 
@@ -186,7 +188,7 @@ def _donating(backend: Callable, donated: dict, n_outs: int, n_inputs: int) -> C
     writes nothing has the functional graph's inputs and outputs, in order)."""
     def compile_forward(g: Any, example: list) -> Callable:
         if len(g.output_node.args[0]) == n_outs and len(g.placeholders) == n_inputs:
-            g.donated = dict(donated)
+            g.donated, g.donated_scratch = dict(donated), True
         return backend(g, example)
     return compile_forward
 

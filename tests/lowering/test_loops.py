@@ -732,14 +732,14 @@ def test_a_pooled_array_a_loop_fills_is_not_its_tuple():
         np.testing.assert_array_equal(compiled(x), _running_sum(x))
 
 
-def _record_states(x, B, u):
+def _record_states(x, B, u, c=0.0):
     """A state-space recorder (test_programs_real11's state_space_simulation): each trip
     writes one row of each record, which the graph loop carries."""
     n = len(u)
     xs = np.empty((n, x.shape[0]))
     total = np.zeros(n)
     for k in range(n):
-        xs[k] = x
+        xs[k] = x + c / x if c else x
         total[k] += x.sum()
         x = B @ x + u[k]
     return xs, total, x
@@ -778,6 +778,20 @@ def test_a_graph_loop_writes_the_rows_it_records_in_place(monkeypatch):
             np.testing.assert_allclose(got, want, rtol=1e-13)
         assert (n, 6) not in copies, copies   # (total[k] += s still copies: see docs)
     assert bodies and all(len(b.in_place) == 2 for b in bodies)   # xs and total
+    # NumPy's error mode raising: the body runs as its NumPy program (not op by op, as a
+    # graph writing the caller's arrays does), reaching the error where NumPy does or none
+    x0, u = np.array([1.0, 2.0, 3.0]), np.full((300, 6), -0.25)
+    for x, B2, error in ((x0, np.eye(3), True), (x0 + 0.1, np.eye(3), False)):
+        with np.errstate(divide="raise"):
+            if error:
+                with pytest.raises(FloatingPointError) as want:
+                    _record_states(x, B2, u[:, :3], 1.0)
+                with pytest.raises(FloatingPointError, match=str(want.value)):
+                    compiled(x, B2, u[:, :3].copy(), 1.0)
+            else:
+                for got, want in zip(compiled(x, B2, u[:, :3].copy(), 1.0),
+                                     _record_states(x, B2, u[:, :3], 1.0)):
+                    np.testing.assert_allclose(got, want, rtol=1e-13)
 
     compiled = kiln.compile(_swap_rows)
     del bodies[:]
