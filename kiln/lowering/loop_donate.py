@@ -127,6 +127,18 @@ def _writes_of(value: Any, u: Any) -> list | None:
     return chain
 
 
+def scattered_from(value: Any) -> Any:
+    """The array a chain of functional element writes (``_SCATTERS``, each of its
+    operand's shape and dtype) starts from, ``value`` itself where it is no such write:
+    ``total[k] += s`` gives ``index_put(total, (k,), ...)``, the new value of ``total``."""
+    while getattr(value, "kind", None) == "call" and value.target.name in _SCATTERS \
+            and value.args and getattr(value.args[0], "val", None) is not None \
+            and value.val is not None and tuple(value.args[0].val.shape) == tuple(value.val.shape) \
+            and value.args[0].val.dtype == value.val.dtype:
+        value = value.args[0]
+    return value
+
+
 # Functional writes of an element or a region of their first operand (``x[i] = v``,
 # ``x[i] += v``), whose result is that operand's new value.
 _SCATTERS = frozenset({"index_put", "index_add"})

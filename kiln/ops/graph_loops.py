@@ -120,6 +120,8 @@ class GraphLoopBody:
         # which writes no input (``written``), the loop reads them uncopied.
         self.donate: frozenset = frozenset()
         self.writes_no_input = False
+        # Carried positions the compiled body may write the new value into (:meth:`reusable`)
+        self.in_place: frozenset = frozenset()
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -146,7 +148,8 @@ class GraphLoopBody:
     def callable_for(self, args: tuple) -> Callable:
         if self.runner is None:
             if self.compiler is not None:
-                self.runner, written = self.compiler(self.graph, list(args))
+                self.runner, written, self.in_place = self.compiler(
+                    self.graph, list(args), reusable=self.reusable(args))
                 self.writes_no_input = bool(written)
                 self.runner_next = tuple(("out", written[k]) if kind == "in" and k in written
                                          else (kind, k) for kind, k in self.next)
@@ -155,6 +158,17 @@ class GraphLoopBody:
                 self.runner = numpy_program(self.graph, label=self.name)
             self.compiles += 1
         return self.runner
+
+    def reusable(self, args: tuple) -> frozenset:
+        """The carried positions whose array no one reads once a trip has computed its new
+        value: no other position carries it on (``next``), and no break's rebinding reads
+        it as it was when the trip started (``exits``). The loop's state is its own copies
+        (:func:`_run`), so a compiled body may write the new value there; not a caller's
+        array the loop reads uncopied (``donate``: writing it would need a copy in)."""
+        kept = {q for _, q in self.exits} | self.donate
+        return frozenset(i for i in range(len(self.next))
+                         if i not in kept and isinstance(args[i], np.ndarray)
+                         and not any(n == ("in", i) for p, n in enumerate(self.next) if p != i))
 
     def run(self, trips: int | None, state: list, operands: tuple) -> tuple:
         """``trips`` iterations on ``state`` (arrays it owns: written in place); None: a

@@ -62,10 +62,12 @@ class ErrorModeFallback(LazyNumpyProgram):
     (or calls a handler, or its warnings are errors). A graph whose outputs are new values
     of the caller's arrays (aot's ``donated``) raises RunsOpByOp instead: NumPy writes
     those op by op, and before the op that raises, and the functional program would give
-    the warnings before the error once more when aot then runs the graph so."""
+    the warnings before the error once more when aot then runs the graph so. A graph
+    loop body's donated inputs are the loop's own copies (``donated_scratch``): its NumPy
+    program returns their new values, as the compiled body may."""
 
     def __call__(self, *args: Any) -> Any:
-        if self.graph.donated:
+        if self.graph.donated and not getattr(self.graph, "donated_scratch", False):
             raise RunsOpByOp(f"{self.graph.name}: NumPy's error mode may raise; it runs op by op")
         return super().__call__(*args)
 
@@ -144,23 +146,51 @@ _FRESH_BODY_BYTES = 1 << 18
 
 
 def _compile_loop_body(graph: Any, example: list, backend: Callable | None = None,
-                       fresh_bytes: float = _FRESH_BODY_BYTES) -> tuple:
+                       fresh_bytes: float = _FRESH_BODY_BYTES, reusable: frozenset = frozenset()) -> tuple:
     """A graph loop's body through aot and ``backend`` (this one when None): ``(callable,
-    written)``. Where its functional form returns every value as a fresh array (no views,
-    layouts that do not matter), that form is compiled, and ``written`` maps each carried
-    array the body writes to the output holding its new value: the loop carries the new
-    arrays instead of copying them back into the old ones each iteration (aot's
-    epilogue), where they are smaller than ``fresh_bytes`` (on the host a new array costs
-    fresh pages; CuPy's pool hands a GPU one back at no cost: the Triton backend passes
-    inf)."""
+    written, in_place)``. Where its functional form returns every value as a fresh array
+    (no views, layouts that do not matter), that form is compiled, and ``written`` maps
+    each carried array the body writes to the output holding its new value: the loop
+    carries the new arrays instead of copying them back into the old ones each iteration
+    (aot's epilogue), where they are smaller than ``fresh_bytes`` (on the host a new array
+    costs fresh pages; CuPy's pool hands a GPU one back at no cost: the Triton backend
+    passes inf). Of those, the carried positions in ``reusable`` (arrays the loop owns and
+    reads no more once the trip has their new values, GraphLoopBody.reusable) are donated
+    to the backend (``Graph.donated``): it may compute the new value in the old array's
+    memory (``xs[k] = x`` an extern writing in place, not a copy of ``xs`` a trip);
+    ``in_place`` names them."""
     from ..aot import aot_autograd, functionalize_with_plan
     backend = backend or cpp_backend
     fgraph, plan = functionalize_with_plan(graph, example)
     if not plan.layout_inputs and len(plan.outputs) == plan.num_user_outputs \
             and all(o.kind == "fresh" for o in plan.outputs) \
             and all(getattr(example[i], "nbytes", 0) < fresh_bytes for i, _ in plan.mutated):
-        return aot_autograd(fgraph, example, backend), dict(plan.mutated)
-    return aot_autograd(graph, example, backend), {}
+        from ..lowering.loop_donate import scattered_from
+        outs, phs = fgraph.output_node.args[0], fgraph.placeholders
+        # The new value of a reusable carried array: aot's of one the body writes, or a
+        # chain of element writes of it that capture made functional (``xs[k] = x``:
+        # ``index_put(xs, ...)`` returned as the next trip's ``xs``). (An output that is
+        # also another output's value would share the old array's memory.)
+        donated = {k: i for i, k in plan.mutated if i in reusable}
+        donated.update((k, i) for k, out in enumerate(outs) for i in sorted(reusable)
+                       if i < len(phs) and out is not phs[i] and scattered_from(out) is phs[i])
+        donated = {k: i for k, i in donated.items() if sum(o is outs[k] for o in outs) == 1}
+        compiler = backend if not donated else _donating(backend, donated, len(outs),
+                                                         len(fgraph.placeholders))
+        return aot_autograd(fgraph, example, compiler), dict(plan.mutated), \
+            frozenset(donated.values())
+    return aot_autograd(graph, example, backend), {}, frozenset()
+
+
+def _donating(backend: Callable, donated: dict, n_outs: int, n_inputs: int) -> Callable:
+    """``backend`` for aot's forward of a loop body's functional graph, told that output
+    ``k`` may be computed in input ``donated[k]``'s memory (the forward of a graph that
+    writes nothing has the functional graph's inputs and outputs, in order)."""
+    def compile_forward(g: Any, example: list) -> Callable:
+        if len(g.output_node.args[0]) == n_outs and len(g.placeholders) == n_inputs:
+            g.donated, g.donated_scratch = dict(donated), True
+        return backend(g, example)
+    return compile_forward
 
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:

@@ -116,11 +116,12 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     return call
 
 
-def compile_loop_body(graph: Any, example: list) -> tuple:
+def compile_loop_body(graph: Any, example: list, reusable: frozenset = frozenset()) -> tuple:
     """A graph loop node's body (kiln/ops/graph_loops.py) as Triton kernels, compiled
     once through aot and :func:`triton_backend` and launched once per trip: the carried
     arrays its functional form writes come back as new device arrays, which the loop
-    carries (no copy back, nothing through the host; CuPy's pool reuses the blocks)."""
+    carries (no copy back, nothing through the host; CuPy's pool reuses the blocks); none
+    is written in place (``reusable`` is not used)."""
     from .backend import _compile_loop_body
     return _compile_loop_body(graph, example, triton_backend, fresh_bytes=float("inf"))
 
