@@ -83,7 +83,15 @@ static inline void kiln_fp_own(unsigned before, unsigned fp, unsigned told, unsi
     kiln_fp_put(before | (fp & ~told) | fired);
 }
 {% endif %}
-#define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
+{% if 'fp_spoils' in helpers %}// A reduction's term in a body telling which op raised a kind (kiln/lowering/cpp_stages.py):
+// notes a term that makes the result non-finite itself (not finite: ``over``; a NaN:
+// ``invalid``), stored, never combined, so lanes, threads and pairwise runs may all note it.
+template <class T> static inline T kiln_fp_spoils(T v, int& over, int& invalid) {
+    if (!(__builtin_fabs(v) < __builtin_inf())) __atomic_store_n(&over, 1, __ATOMIC_RELAXED);
+    if (v != v) __atomic_store_n(&invalid, 1, __ATOMIC_RELAXED);
+    return v;
+}
+{% endif %}#define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
 // Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and
 // a call in the loop stops it vectorizing.

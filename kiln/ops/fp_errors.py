@@ -110,7 +110,7 @@ NAN_QUIET = frozenset("""
 # divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
 # operands that are no NaN. A kernel in which several ops may raise one kind computes
 # these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
-# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions, casts to
+# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions (:data:`REDUCES`), casts to
 # integers, the int loops.
 # One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
 # inf does not: where is libm's business) is never said.
@@ -232,6 +232,34 @@ def _divmod_raises_where(bit: int, quotient: bool = False) -> Any:
     return where
 
 
+# Reductions whose NumPy loop (np.add.reduce, np.multiply.reduce; a mean's sum) raises
+# overflow where a partial sum or product of finite terms leaves the finite numbers, and
+# invalid where one makes a NaN of terms that are no NaN (inf + -inf, inf * 0). Their
+# predicate is of the result and of whether a term spoiled it, an infinity or NaN for
+# overflow, a NaN for invalid: the told body's term accumulators (lowering/cpp_stages.py,
+# cpp_prelude.h ``kiln_fp_spoils``).
+REDUCES = frozenset({"sum", "prod", "mean", "selected_sum"})
+
+
+def _reduce_raises_where(bit: int) -> Any:
+    """:func:`raises_where` of a reduction (:data:`REDUCES`): its operands are the bools
+    "some term was not finite" and "some term was a NaN", its result the reduction's: overflow
+    where it is not finite though every term was (finite terms make a NaN only past an
+    infinity: ``[1e308] * 2 + [-1e308] * 2`` overflows, then is invalid), invalid where
+    it is a NaN of terms that are no NaN. Sound, never spurious; silent for a reduction
+    that overflowed beside an infinite term."""
+    if bit not in (OVER, INVALID):
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        r, rdt = result
+        spoiled = operands[0 if bit == OVER else 1][0]
+        made = ops.call("not_equal", [r, r], rdt, np.bool_) if bit == INVALID else \
+            ops.call("logical_not", [ops.call("isfinite", [r], rdt, np.bool_)], np.bool_)
+        return ops.call("logical_and", [made, ops.call("logical_not", [spoiled], np.bool_)], np.bool_)
+    return where
+
+
 def _cast_raises_where(to: Any) -> Any:
     """:func:`raises_where` of a float-to-integer cast's "invalid": NumPy's cast converts
     with x86's truncating conversion of 32 bits (to int8 through int32, uint16) or 64 bits
@@ -280,6 +308,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         return _cast_raises_where(to) if bit == INVALID else None
     if op in ("divmod", "floor_divide"):
         return _divmod_raises_where(bit, quotient=op == "floor_divide")
+    if op in REDUCES:
+        return _reduce_raises_where(bit)
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 
