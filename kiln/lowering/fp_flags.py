@@ -106,7 +106,8 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
     # (NumPy's own SVML function, where a kernel calls it: NumPy's flags, no noise; svml.py)
     noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" \
-        and not svml_ufunc(name, config.cxx_flags, _dtype(node) or "float64") else 0
+        and not svml_ufunc(name, config.cxx_flags, _dtype(node) or "float64") else \
+        kernel_noise(name, kind) & bits if kind == "i" and op.name != "scalar_binary" else 0
     if not bits | noise:
         return None, 0
     # a masked op is exact where its kernel computes the masked-off lanes on values that

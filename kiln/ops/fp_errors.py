@@ -381,13 +381,22 @@ def exact_kinds(entry: tuple) -> int:
     return ALL if exact is True else 0 if exact is False else exact
 
 
-def kernel_noise(op: str) -> int:
-    """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
+# Signed integer loops whose kernel code may raise a kind NumPy's loop would not: a
+# division by a divisor the same at every point (a constant, a run-time Python int) raises
+# "overflow" once, before its loop, where that divisor is -1 (cpp_prelude.h
+# kiln_divisor32/64; in the loop a flag write stops GCC vectorizing), whether or not MIN is
+# among the dividends: the op's predicate (MIN by -1) tells.
+_INT_NOISE = {"floor_divide": OVER, "divmod": OVER}
 
-    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log")
-    (True, 0)
+
+def kernel_noise(op: str, kind: str = "f") -> int:
+    """The kinds the kernel code of ``op`` in its ``kind`` loop ('f', or 'i' signed
+    integer) may raise that NumPy's loop would not.
+
+    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log"), kernel_noise("floor_divide", "i")
+    (True, 0, 2)
     """
-    return _KERNEL_NOISE.get(op, 0)
+    return _INT_NOISE.get(op, 0) if kind == "i" else _KERNEL_NOISE.get(op, 0) if kind == "f" else 0
 
 
 def ufunc_name(op: str) -> str:
