@@ -229,7 +229,7 @@ def _told_beside_nan(node: Any, kernel: Any) -> bool:
 
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats)
-    or a cast's complex one,
+    or a cast's complex one, 'c' for a complex loop's,
     'i' or 'u' for an integer loop (all its arrays of that kind, and run-time Python
     ints: ``a // k`` of an int ``k`` is a's loop, NEP 50), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
@@ -237,6 +237,8 @@ def _loop_kind(node: Any) -> str | None:
         return "f"
     if kinds[-1] == "c" and (node.op.name in CAST_INPUT or _out_cast(node) is not None):
         return "f"   # a cast to complex64: its predicate tests the parts (fp_errors.py _isinf)
+    if kinds[-1] == "c" and node.op.name != "scalar_binary":
+        return "c"   # a complex loop (fp_errors.py _complex_raises_where)
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) - {None} == {kinds[-1]} else None
 
 
