@@ -22,7 +22,7 @@ import numpy as np
 from ..config import config
 from ..ops import Category
 from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER,
-                              TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
+                              REDUCES, TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
                               part_exact, raises_where, ufunc_name)
 from ..ops.masked import quiet_operands
 from .cpp_ops import svml_ufunc
@@ -289,8 +289,16 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
         rest = [i for i, w in zip(warns, wheres) if w is None]
-        if len(rest) == 1 and bit == OVER and len(warns) == len(may) and \
-                all(exact_kinds(entries[i]) & bit for i in may):
+        # (a reduction's predicate needs its stage's term accumulators, which a blocked
+        # stage has not: lowered without it, it is what it was before it had one, the op of
+        # its kind without a predicate; cpp_fp.py told_body reads ``fallback``)
+        plain = rest + [i for i, w in told_here if _name(nodes[i]) in REDUCES]
+        residual = len(plain) == 1 and bit == OVER and len(warns) == len(may) and \
+            all(exact_kinds(entries[i]) & bit for i in may)
+        for i, w in told_here:
+            if _name(nodes[i]) in REDUCES:
+                w.fallback = "residual" if residual else "none"
+        if len(rest) == 1 and residual:
             # the one op without a predicate for an overflow (a sum's: ``(x * 2).sum()``,
             # ``x[m].mean()``'s sum beside its divide and cast), beside ops whose code raises
             # it only where NumPy's would: it overflowed where none of their predicates held
