@@ -4,19 +4,11 @@ raised it by their predicates (ops/fp_errors.py ``_complex_raises_where``). Befo
 overflow said nothing of that kind."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import kiln
-
-
-def _said(fn, *args):
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        fn(*(a.copy() for a in args))
-    return sorted({f"{w.category.__name__}: {w.message}" for w in got})
+from tests.runtime.test_fp_reductions import _said
 
 
 def two_products(z, w):
