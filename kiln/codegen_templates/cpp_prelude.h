@@ -83,7 +83,15 @@ static inline void kiln_fp_own(unsigned before, unsigned fp, unsigned told, unsi
     kiln_fp_put(before | (fp & ~told) | fired);
 }
 {% endif %}
-#define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
+{% if 'fp_spoils' in helpers %}// A reduction's term in a body telling which op raised a kind (kiln/lowering/cpp_stages.py):
+// notes a term that makes the result non-finite itself (not finite: ``over``; a NaN:
+// ``invalid``), stored, never combined, so lanes, threads and pairwise runs may all note it.
+template <class T> static inline T kiln_fp_spoils(T v, int& over, int& invalid) {
+    if (!(__builtin_fabs(v) < __builtin_inf())) __atomic_store_n(&over, 1, __ATOMIC_RELAXED);
+    if (v != v) __atomic_store_n(&invalid, 1, __ATOMIC_RELAXED);
+    return v;
+}
+{% endif %}#define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
 // Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and
 // a call in the loop stops it vectorizing.
@@ -266,9 +274,12 @@ struct kiln_div64 { uint64_t m, ud; int64_t d; int s1, s2; };
 // A zero divisor raises NumPy's divide-by-zero flag here, once (in the loop it would stop
 // GCC vectorizing), where the kernel has points to divide (``points``: none, as for an
 // empty array, and NumPy divides nothing and warns nothing); each element then gives 0.
+// A signed -1 raises the overflow flag here the same way, whether or not MIN is divided:
+// the op's predicate (MIN by -1, kiln/ops/fp_errors.py _INT_NOISE) says whether NumPy warns.
 template <typename T> static inline kiln_div32 kiln_divisor32(T d, int64_t points) {
     kiln_div32 v; v.d = (int64_t)d;
     if (d == 0 && points != 0) kiln_fp_put(1);
+    if ((T)-1 < 0 && d == (T)-1 && points != 0) kiln_fp_put(2);
     uint32_t ud = d < 0 ? (uint32_t)0 - (uint32_t)d : (uint32_t)d;
     int l = ud <= 1 ? 0 : 32 - __builtin_clz(ud - 1);
     v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;
@@ -278,6 +289,7 @@ template <typename T> static inline kiln_div32 kiln_divisor32(T d, int64_t point
 template <typename T> static inline kiln_div64 kiln_divisor64(T d, int64_t points) {
     kiln_div64 v; v.d = (int64_t)d;
     if (d == 0 && points != 0) kiln_fp_put(1);
+    if ((T)-1 < 0 && d == (T)-1 && points != 0) kiln_fp_put(2);
     uint64_t ud = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
     int l = ud <= 1 ? 0 : 64 - __builtin_clzll(ud - 1);
     v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;

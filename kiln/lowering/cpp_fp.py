@@ -54,8 +54,15 @@ def told_body(plan: Any, slots: list, rewrites: bool, nest: Callable) -> ToldBod
     # the kinds whose every slot the body computes (an op lowered without its predicate,
     # an extern's, leaves its kind to the flag as before); the op without one of its kind
     # (fp_flags.fp_table), bit -1: it raised the flag of the plain run where none held
-    told = [(p if w is not None else -1, i, bit) for p, (i, bit, _n, w) in enumerate(slots)]
-    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2] and p >= 0))
+    # (a reduction lowered without its predicate, in a blocked stage: its slot is what
+    # fp_table gave it before it had one, ``fallback``: the residual slot, or none)
+    told = [(p if w is not None else -1, i, bit) for p, (i, bit, _n, w) in enumerate(slots)
+            if w is None or p in names.fp_emitted or getattr(w, "fallback", None) is None] + \
+        [(-1, i, bit) for p, (i, bit, _n, w) in enumerate(slots)
+         if w is not None and p not in names.fp_emitted and getattr(w, "fallback", None) == "residual"
+         and not rewrites]
+    told = tuple(t for t in sorted(told, key=lambda t: (t[1], t[2]))   # (NumPy's order: fp_table)
+                 if all(p in names.fp_emitted for p, _i, b in told if b == t[2] and p >= 0))
     if not any(p >= 0 for p, _i, _b in told):
         return ToldBody()
     body = ["    " + line for line in names.prologue(plan.work)] + nest(lines, names.complex)

@@ -17,6 +17,7 @@ from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes,
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
 from .cpp_sums import (MAX_SELECTED_SUMS, TEMP, add_once, constant_trip, counted_selection, grouped_sums,
                        needed_statements, pairwise_sums, reads_written, strided_terms, term_statements)
+from ..ops.fp_errors import REDUCES
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -193,6 +194,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 extrema.append((acc, _acc_ctype(acc_dt), _init(node.combine, acc_dt), node.combine))
             nan = None
             v = node.src.load(em, node_index(node, "reduce", frame))
+            spoils = _term_accumulators(node, acc_dt, names, pre, blk or arg)
             if arg:
                 # NumPy's rule: the first extreme wins ties, the first NaN wins outright
                 # (once the accumulator is NaN nothing replaces it). The position counts
@@ -224,7 +226,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     sel = mask
                 k, chunk = plan.runs.get(buf.name, (1, None))
                 strided = k == 1 and strided_terms(plan, node, inner[-1][0])
-                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
+                terms.append((acc, _noted(em.cast(v, node.src.dtype, buf.dtype), buf.dtype, spoils),
+                              ctype(buf.dtype), cast, sel,
                               k, chunk, strided))
             elif (sel_acc := counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
                 # x[m].mean()'s count of m: kiln_selected_sum counts the selection first,
@@ -232,7 +235,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 counts[sel_acc] = acc
                 counted.add(node)
             elif node.combine in ("sum", "prod"):
-                v = em.cast(v, node.src.dtype, acc_dt)
+                v = _noted(em.cast(v, node.src.dtype, acc_dt), acc_dt, spoils)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
                 if node.combine == "sum" and acc_dt.kind == "f" and not blk:
                     float_sums.append(acc)
@@ -262,6 +265,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             if nan:
                 value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
             finish = [f"{red} = {value};"] if blk else [f"const {ctype(out_dt)} {red} = {value};"]
+            if spoils:   # the predicates of NumPy's reduce loop, of the result (ops/fp_errors.py)
+                told = CppEmitter(names, forwarded={}, locals_={})
+                for origin in _reductions(node):
+                    told.raised(origin, (red, out_dt), [(s, np.bool_) for s in spoils])
+                finish += told.lines
             if blk:
                 pre.append(f"{ctype(out_dt)} {red_name}[{plan.block}];")
             locals_[buf.name] = red
@@ -389,6 +397,31 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
+
+
+def _term_accumulators(node: Any, acc_dt: np.dtype, names: NameSource, pre: list, skip: bool) -> tuple:
+    """For a float sum or product with a told slot (its graph node's predicate in the body
+    that tells which op raised a kind, cpp_fp.py): ``(over, invalid)``, ints set where a
+    term was not finite or a NaN (cpp_prelude.h ``kiln_fp_spoils``), declared in ``pre``;
+    else (). Only that body runs them (a rare launch), so the plain loops stay as they are.
+    ``skip``: a blocked stage or an arg-reduction (no such predicate there)."""
+    if skip or node.combine not in ("sum", "prod") or acc_dt.kind != "f" or \
+            not any(names.fp_slots.get(o) for o in _reductions(node)):
+        return ()
+    over, invalid = (names.temp().replace("t", k) for k in ("spoilo", "spoili"))
+    pre.append(f"int {over} = 0, {invalid} = 0;")
+    return over, invalid
+
+
+def _reductions(node: Any) -> list:
+    """The graph calls of reduction ``node`` whose predicate is its result's (ops/fp_errors.py
+    ``REDUCES``), not those of the ops fused into its terms (``(x * y).sum()``'s multiply)."""
+    return [o for o in node.origins if getattr(o, "kind", None) == "call" and o.op.name in REDUCES]
+
+
+def _noted(term: str, dtype: Any, spoils: tuple) -> str:
+    """``term``, noting where it spoils its reduction (:func:`_term_accumulators`)."""
+    return f"kiln_fp_spoils<{ctype(dtype)}>({term}, {spoils[0]}, {spoils[1]})" if spoils else term
 
 
 # kiln_pairwise_threads sums a run of up to this many terms on the calling thread

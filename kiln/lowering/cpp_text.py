@@ -64,7 +64,7 @@ HELPERS = {"fmod": ("kiln_fmod(",),   # (the prelude includes it with 'divide' t
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
            "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
-           "fp_own": ("kiln_fp_own(", "kiln_owned_word"), "svml": ("kiln_np_", "kiln_exp("), "hypot": ("kiln_hypot(",),
+           "fp_own": ("kiln_fp_own(", "kiln_owned_word"), "fp_spoils": ("kiln_fp_spoils<",), "svml": ("kiln_np_", "kiln_exp("), "hypot": ("kiln_hypot(",),
            "ftoi": ("kiln_ftoi<",)}
 
 

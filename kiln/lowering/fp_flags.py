@@ -22,7 +22,7 @@ import numpy as np
 from ..config import config
 from ..ops import Category
 from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER,
-                              TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
+                              REDUCES, TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
                               part_exact, raises_where, ufunc_name)
 from ..ops.masked import quiet_operands
 from .cpp_ops import svml_ufunc
@@ -106,7 +106,8 @@ def _own_entry(node: Any) -> tuple[tuple | None, int]:
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
     # (NumPy's own SVML function, where a kernel calls it: NumPy's flags, no noise; svml.py)
     noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" \
-        and not svml_ufunc(name, config.cxx_flags, _dtype(node) or "float64") else 0
+        and not svml_ufunc(name, config.cxx_flags, _dtype(node) or "float64") else \
+        kernel_noise(name, kind) & bits if kind == "i" and op.name != "scalar_binary" else 0
     if not bits | noise:
         return None, 0
     # a masked op is exact where its kernel computes the masked-off lanes on values that
@@ -228,7 +229,7 @@ def _told_beside_nan(node: Any, kernel: Any) -> bool:
 
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats)
-    or a cast's complex one,
+    or a cast's complex one, 'c' for a complex loop's,
     'i' or 'u' for an integer loop (all its arrays of that kind, and run-time Python
     ints: ``a // k`` of an int ``k`` is a's loop, NEP 50), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
@@ -236,6 +237,8 @@ def _loop_kind(node: Any) -> str | None:
         return "f"
     if kinds[-1] == "c" and (node.op.name in CAST_INPUT or _out_cast(node) is not None):
         return "f"   # a cast to complex64: its predicate tests the parts (fp_errors.py _isinf)
+    if kinds[-1] == "c" and node.op.name != "scalar_binary":
+        return "c"   # a complex loop (fp_errors.py _complex_raises_where)
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) - {None} == {kinds[-1]} else None
 
 
@@ -286,8 +289,16 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
         rest = [i for i, w in zip(warns, wheres) if w is None]
-        if len(rest) == 1 and bit == OVER and len(warns) == len(may) and \
-                all(exact_kinds(entries[i]) & bit for i in may):
+        # (a reduction's predicate needs its stage's term accumulators, which a blocked
+        # stage has not: lowered without it, it is what it was before it had one, the op of
+        # its kind without a predicate; cpp_fp.py told_body reads ``fallback``)
+        plain = rest + [i for i, w in told_here if _name(nodes[i]) in REDUCES]
+        residual = len(plain) == 1 and bit == OVER and len(warns) == len(may) and \
+            all(exact_kinds(entries[i]) & bit for i in may)
+        for i, w in told_here:
+            if _name(nodes[i]) in REDUCES:
+                w.fallback = "residual" if residual else "none"
+        if len(rest) == 1 and residual:
             # the one op without a predicate for an overflow (a sum's: ``(x * 2).sum()``,
             # ``x[m].mean()``'s sum beside its divide and cast), beside ops whose code raises
             # it only where NumPy's would: it overflowed where none of their predicates held

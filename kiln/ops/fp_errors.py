@@ -110,7 +110,7 @@ NAN_QUIET = frozenset("""
 # divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
 # operands that are no NaN. A kernel in which several ops may raise one kind computes
 # these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
-# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions, casts to
+# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions (:data:`REDUCES`), casts to
 # integers, the int loops.
 # One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
 # inf does not: where is libm's business) is never said.
@@ -232,6 +232,85 @@ def _divmod_raises_where(bit: int, quotient: bool = False) -> Any:
     return where
 
 
+# Reductions whose NumPy loop (np.add.reduce, np.multiply.reduce; a mean's sum) raises
+# overflow where a partial sum or product of finite terms leaves the finite numbers, and
+# invalid where one makes a NaN of terms that are no NaN (inf + -inf, inf * 0). Their
+# predicate is of the result and of whether a term spoiled it, an infinity or NaN for
+# overflow, a NaN for invalid: the told body's term accumulators (lowering/cpp_stages.py,
+# cpp_prelude.h ``kiln_fp_spoils``).
+REDUCES = frozenset({"sum", "prod", "mean", "selected_sum"})
+
+
+def _reduce_raises_where(bit: int) -> Any:
+    """:func:`raises_where` of a reduction (:data:`REDUCES`): its operands are the bools
+    "some term was not finite" and "some term was a NaN", its result the reduction's: overflow
+    where it is not finite though every term was (finite terms make a NaN only past an
+    infinity: ``[1e308] * 2 + [-1e308] * 2`` overflows, then is invalid), invalid where
+    it is a NaN of terms that are no NaN. Sound, never spurious; silent for a reduction
+    that overflowed beside an infinite term."""
+    if bit not in (OVER, INVALID):
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        r, rdt = result
+        spoiled = operands[0 if bit == OVER else 1][0]
+        made = ops.call("not_equal", [r, r], rdt, np.bool_) if bit == INVALID else \
+            ops.call("logical_not", [ops.call("isfinite", [r], rdt, np.bool_)], np.bool_)
+        return ops.call("logical_and", [made, ops.call("logical_not", [spoiled], np.bool_)], np.bool_)
+    return where
+
+
+def _parts(ops: Any, v: Any, dt: Any) -> list:
+    """``v``'s parts, each ``(value, float dtype)``: a complex value's real and imaginary
+    parts, a real value's itself and 0 (a float operand of a complex loop: ``x + 0j``)."""
+    dt = np.dtype(dt)
+    if dt.kind != "c":
+        return [(v, dt), (ops.constant(0, dt), dt)]
+    part = np.dtype(dt.char.lower())
+    return [(ops.call(p, [v], dt, part), part) for p in ("real", "imag")]
+
+
+def _complex_raises_where(op: str, bit: int) -> Any:
+    """:func:`raises_where` of NumPy's complex loops (:data:`_COMPLEX`: the kernels' code is
+    their formulas), by IEEE's rules on the parts: overflow, an infinite part of finite
+    operand parts (a nonzero divisor); invalid, a NaN part of operand parts that are no NaN;
+    divide by zero, a zero divisor of a numerator with a finite nonzero part (NumPy's loop
+    then divides each part by 0). Sound, never a kind NumPy's loop does not raise; silent
+    where NumPy's raises it beside a NaN or infinite part (Smith's ordered compare of a NaN
+    divisor part, cexp(1 + NaN j)), checked over edge parts beside NumPy
+    (tests/runtime/test_fp_owner_predicates.py)."""
+    if not _COMPLEX.get(op, 0) & bit:
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        def fold(fn: str, conds: list) -> Any:
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = ops.call(fn, [cond, c], np.bool_)
+            return cond
+        r, rdt = result
+        if op in ("add", "subtract"):   # part by part: each part's own float predicate
+            real = raises_where(op, bit)
+            return fold("logical_or", [real(ops, rp, [_parts(ops, v, dt)[k] for v, dt in operands])
+                                       for k, rp in enumerate(_parts(ops, r, rdt))])
+        ins = [p for v, dt in operands for p in _parts(ops, v, dt)]
+        if bit == INVALID:
+            made = fold("logical_or", [ops.call("not_equal", [v, v], dt, np.bool_) for v, dt in _parts(ops, r, rdt)])
+            return fold("logical_and", [made] + [ops.call("equal", [v, v], dt, np.bool_) for v, dt in ins])
+        divisor = _parts(ops, *operands[1]) if op == "true_divide" else []
+        zero = fold("logical_and", [ops.call("equal", [v, ops.constant(0, dt)], dt, np.bool_)
+                                    for v, dt in divisor]) if divisor else None
+        if bit == DIVIDE:
+            top = [fold("logical_and", [ops.call("isfinite", [v], dt, np.bool_),
+                                        ops.call("not_equal", [v, ops.constant(0, dt)], dt, np.bool_)])
+                   for v, dt in _parts(ops, *operands[0])]
+            return ops.call("logical_and", [zero, fold("logical_or", top)], np.bool_)
+        made = fold("logical_or", [ops.call("isinf", [v], dt, np.bool_) for v, dt in _parts(ops, r, rdt)])
+        conds = [made] + [ops.call("isfinite", [v], dt, np.bool_) for v, dt in ins]
+        return fold("logical_and", conds + ([ops.call("logical_not", [zero], np.bool_)] if divisor else []))
+    return where
+
+
 def _cast_raises_where(to: Any) -> Any:
     """:func:`raises_where` of a float-to-integer cast's "invalid": NumPy's cast converts
     with x86's truncating conversion of 32 bits (to int8 through int32, uint16) or 64 bits
@@ -276,10 +355,14 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
     """
     if kind in ("i", "u"):
         return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
+    if kind == "c":
+        return _complex_raises_where(op, bit)
     if op == "astype" and to is not None and np.dtype(to).kind in "iu":
         return _cast_raises_where(to) if bit == INVALID else None
     if op in ("divmod", "floor_divide"):
         return _divmod_raises_where(bit, quotient=op == "floor_divide")
+    if op in REDUCES:
+        return _reduce_raises_where(bit)
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 
@@ -351,13 +434,22 @@ def exact_kinds(entry: tuple) -> int:
     return ALL if exact is True else 0 if exact is False else exact
 
 
-def kernel_noise(op: str) -> int:
-    """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
+# Signed integer loops whose kernel code may raise a kind NumPy's loop would not: a
+# division by a divisor the same at every point (a constant, a run-time Python int) raises
+# "overflow" once, before its loop, where that divisor is -1 (cpp_prelude.h
+# kiln_divisor32/64; in the loop a flag write stops GCC vectorizing), whether or not MIN is
+# among the dividends: the op's predicate (MIN by -1) tells.
+_INT_NOISE = {"floor_divide": OVER, "divmod": OVER}
 
-    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log")
-    (True, 0)
+
+def kernel_noise(op: str, kind: str = "f") -> int:
+    """The kinds the kernel code of ``op`` in its ``kind`` loop ('f', or 'i' signed
+    integer) may raise that NumPy's loop would not.
+
+    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log"), kernel_noise("floor_divide", "i")
+    (True, 0, 2)
     """
-    return _KERNEL_NOISE.get(op, 0)
+    return _INT_NOISE.get(op, 0) if kind == "i" else _KERNEL_NOISE.get(op, 0) if kind == "f" else 0
 
 
 def ufunc_name(op: str) -> str:

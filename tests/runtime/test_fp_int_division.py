@@ -16,7 +16,7 @@ INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, n
 
 
 def _run(fn, args, **errstate):
-    args = [a.copy() for a in args]
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]   # (a run-time int as it is)
     with warnings.catch_warnings(record=True) as seen, np.errstate(**errstate):
         warnings.simplefilter("always")
         out = fn(*args)
@@ -163,3 +163,34 @@ def test_integer_division_follows_the_error_mode(fn, dtype, backend):
         with pytest.raises(FloatingPointError) as got:
             compiled(a, b)
     assert str(got.value) == str(want.value)
+
+
+def by_a_number(a, k):
+    return a // k + a * 2, a % k
+
+
+def lone_by_a_number(a, k):
+    return a // k
+
+
+def by_minus_one(a, k):
+    return a // -1 + a, np.divmod(a, -1)[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [by_a_number, lone_by_a_number, by_minus_one], ids=lambda f: f.__name__)
+def test_a_divisor_the_same_at_every_point_warns_of_min_by_minus_one(fn, backend):
+    """A divisor the same at every point (a run-time Python int, a constant) divides by its
+    magic number (cpp_prelude.h kiln_divisor32/64), which raised no "overflow" for MIN //
+    -1 (silent on cpp before stop 62); -1 now raises it before the loop and the op's
+    predicate says whether MIN was divided: no warning for dividends without MIN."""
+    compiled = kiln.compile(fn, backend=backend)
+    for dtype in (np.int8, np.int32, np.int64) + ((np.uint8,) if fn is not by_minus_one else ()):
+        with_min = (np.arange(40) % 7 - 3).astype(dtype)
+        with_min[5] = np.iinfo(dtype).min
+        without = (np.arange(40) % 7 + 1).astype(dtype)
+        for a in (with_min, without):
+            for k in (-1, 3, -1):
+                if np.iinfo(dtype).min == 0 and k < 0:
+                    continue
+                _same(_run(compiled, (a, k)), _run(fn, (a, k)))
