@@ -19,7 +19,7 @@ from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
 from .dims import array_tracker
 from .loops import LoopIndexVariable
-from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -35,6 +35,12 @@ class ArrayArg(TensorMeta):
     @property
     def T(self) -> "TensorMeta":
         return TensorMeta(self.shape[::-1], self.dtype)
+
+    @property
+    def data_sized(self) -> tuple:
+        """Per dim: is its length known only after an op ran (an UnbackedSize: ``x[mask]``'s,
+        possibly 0, where ``shape`` holds only an example)?"""
+        return tuple(isinstance(d, UnbackedSize) for d in self.var.dims)
 
     @property
     def numpy_scalar(self) -> bool:

@@ -69,7 +69,8 @@ def markdown() -> str:
         + ", ".join(f"`{op.name}`" for op in ops if op.complex_grad)
         + "; through any other op kiln raises AutogradError.",
         "Ops whose result dtype depends on the values (`np.linalg.eig`/`eigvals` of real",
-        "matrices, `np.roots`, `np.poly` of a matrix or of complex roots, `np.real_if_close`)",
+        "matrices, `np.roots`, `np.poly` of a matrix or of complex roots, `np.real_if_close`,",
+        "`np.bincount` with weights of a selection, intp zeros where it is empty)",
         "expect the dtype the line gave before and check it: when the data give the other",
         "dtype the call runs as Python and recompiles; a line that gave both breaks the graph",
         "(kiln/ops/speculation.py).",

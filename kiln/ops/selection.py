@@ -24,6 +24,7 @@ from .meta import (TensorMeta, columns_array, namespace, ndim_of, normalize_one_
                    to_fake)
 from .numeric import _is_array, array_like
 from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
+from .speculation import checked, speculate
 
 INTP = np.dtype(np.intp)
 
@@ -268,8 +269,8 @@ spell_composite(np.unique_values, ("unique",),
 
 # ---- bincount ---------------------------------------------------------------------------------
 
-def _bincount_impl(x, weights=None, minlength=0, capped=False):
-    return np.bincount(x, weights, minlength)
+def _bincount_impl(x, weights=None, minlength=0, capped=False, expect=None, site=""):
+    return checked(np.bincount(x, weights, minlength), expect, site)
 
 
 def _bincount_capped(x, minlength: int) -> int | None:
@@ -283,16 +284,29 @@ def _bincount_capped(x, minlength: int) -> int | None:
     return minlength if top is not None and minlength > top else None
 
 
-def _bincount_meta(x, weights=None, minlength=0, capped=False):
+def _bincount_meta(x, weights=None, minlength=0, capped=False, expect=None, site=""):
     # NumPy's own errors (depth, dtype, lengths) on zero fakes, which cost no compute
     np.bincount(*to_fake((x, weights)), minlength=minlength)
-    dtype = np.dtype(np.float64) if weights is not None else INTP
+    dtype = _bincount_dtype(x, weights, expect)
     if capped:
         return TensorMeta((minlength,), dtype)
     return TensorMeta((_bincount_capped(x, minlength) or max(minlength, 2),), dtype)
 
 
-def _bincount_vjp(g, out, x, weights, minlength, capped=False):
+def _bincount_dtype(x, weights, expect) -> np.dtype:
+    """Weight sums are float64, but NumPy answers an empty x before it reads the weights:
+    zeros of intp (``np.bincount(keys[mask], weights=w[mask])`` with no key selected).
+    So: intp without weights or where x's length is a static 0, the dtype speculated
+    where that length is known only after an op ran (``expect``), else float64."""
+    if weights is None:
+        return INTP
+    n = shape_of(x)[0] if len(shape_of(x)) == 1 else None
+    if isinstance(n, int) and n == 0:
+        return INTP
+    return np.dtype(expect) if expect else np.dtype(np.float64)
+
+
+def _bincount_vjp(g, out, x, weights, minlength, capped=False, expect=None, site=""):
     # d out[j] / d weights[i] = [x[i] == j]: the cotangent read back at each x
     return None, (F.index(g, (x,)) if weights is not None else None)
 
@@ -300,9 +314,10 @@ def _bincount_vjp(g, out, x, weights, minlength, capped=False):
 bincount = declare("bincount", Category.EXTERN, _bincount_impl, inputs=("x", "weights"),
                    # capped: x's values are known below minlength (argmin's indices over
                    # minlength values, Op.values_below), so its length is minlength
-                   params={"minlength": 0, "capped": False}, meta=_bincount_meta,
+                   params={"minlength": 0, "capped": False, "expect": None, "site": ""},
+                   meta=_bincount_meta,
                    vjp=_bincount_vjp, data_dependent=True, may_raise=True, fresh_result=True,
-                   unbacked=lambda x, weights, minlength, capped=False: (
+                   unbacked=lambda x, weights, minlength, capped=False, expect=None, site="": (
                        ("bincount", 0, minlength),
                        (None,) if capped or _bincount_capped(x, minlength) else ("u",)),
                    doc="numpy.bincount: counts (or weight sums) of each value of a 1-D "
@@ -317,8 +332,12 @@ def _bincount_normalize(x, /, weights=None, minlength=0):
     if weights is not None and not hasattr(weights, "dtype"):
         weights = np.asarray(weights, np.float64)
     below = getattr(x, "below", None)   # (an ArrayArg's, where capture knows it)
+    # weight sums of an x whose length only the data give (a selection's, possibly 0):
+    # the dtype is speculated (_bincount_dtype); an argument's length is static or >= 2
+    spec = (speculate("numpy.bincount", np.float64)
+            if weights is not None and any(getattr(x, "data_sized", ())) else {})
     return Bound(bincount, (x, weights), {"minlength": minlength,
-                                          "capped": below is not None and below <= minlength})
+                                          "capped": below is not None and below <= minlength, **spec})
 
 
 spell(np.bincount, bincount, _bincount_normalize, "numpy.bincount")

@@ -1,6 +1,8 @@
 """Ops whose result dtype depends on the values: ``np.linalg.eig``/``eigvals`` of a real
 matrix (real when every eigenvalue is), ``np.roots``, ``np.real_if_close``, ``np.poly``
-of a matrix or of complex roots (real when the roots come in conjugate pairs).
+of a matrix or of complex roots (real when the roots come in conjugate pairs),
+``np.bincount`` with weights of an x whose length only the data give (intp zeros, not
+float64 sums, when that x is empty: kiln/ops/selection.py).
 
 A graph needs every dtype before it runs, so capture *speculates*: such an op's params
 name the dtype of result expected (``expect``, a dtype name: ``"complex128"``) and the
