@@ -191,13 +191,16 @@ def short_loop(n: Any) -> bool:
 
 
 # A kernel of at most SCALAR_WORK statements (elements x statements per element, known
-# when it is built) compiles its body as scalar code at -O1 (cpp_kernel.cpp.j2): a 12-element
-# x % 3 == 1 took g++ 0.30 s at -O3, the vectorizer's prologue, main loop and epilogue
-# around a trip count the noipa body never sees (1,227 instructions), to run a few ns of
-# a ~1 us launch. Only where vectors cannot change a bit of the result: no vector math
-# (libmvec and NumPy's SVML differ from the scalar functions in the last bits), no
-# reduction the lanes would reassociate (float sums, max/min choosing among equal
-# -0.0/0.0); or and and reductions (flags, any/all) are exact either way.
+# when it is built) compiles its body as scalar code (cpp_kernel.cpp.j2: no SIMD pragma,
+# -O2 without the loop vectorizer): a 12-element x % 3 == 1 took g++ 0.30 s at -O3, the
+# vectorizer's prologue, main loop and epilogue around a trip count the noipa body never
+# sees (1,227 instructions), to run a few ns of a ~1 us launch. (The 360 modules of
+# test_programs_real23/real6: g++ 50.5 -> 45.0 s. -O1 saved no more and ran such a body
+# 1.5-2x slower, a 36-element one +50 ns; -O2 scalar ran it within ~10 ns of the SIMD
+# loop.) Only where vectors cannot change a bit of the result: no vector math (libmvec
+# and NumPy's SVML differ from the scalar functions in the last bits), no reduction the
+# lanes would reassociate (float sums, a max choosing among equal -0.0/0.0); or and and
+# reductions (flags, any/all) are exact either way.
 SCALAR_WORK = 1 << 9
 _SIMD_PRAGMA = re.compile(r"^\s*#pragma omp simd((?: reduction\([|&]:[^)]*\))*)\s*$")
 _VECTOR_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_np_\w+|kiln_exp|kiln_logaddexp\w*|kiln_hypot\w*|kiln_c(?:64|128)\w*)\s*\("
