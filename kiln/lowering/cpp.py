@@ -33,7 +33,7 @@ from .cpp_text import helpers_named, prelude, templates
 from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
 from .plan import describe
 from .scheduler import Kernel
-from .cpp_loops import PARALLEL_GRAIN, below_grain
+from .cpp_loops import PARALLEL_GRAIN, below_grain, scalar_body
 from .cpp_stages import ROW_WRITE_CHUNK, render_stages
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs
@@ -169,6 +169,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                                         not flagless(slots)) if told.lines and not told.rerun else ((), 0)
     if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
+    scalar = scalar_body(plan.work, plan.cost, body)   # (tiny: scalar code at -O1, cpp_loops.py)
+    body = body if scalar is None else scalar
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
     slots = []   # the packed entry's argument expressions (runtime/launch.c's slots)
@@ -209,7 +211,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
              owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
              saved=saved, saved_points=saved_points,
-             told=told.flags, packed="?" not in arg_codes)
+             told=told.flags, packed="?" not in arg_codes, scalar=scalar is not None)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
     source, told_source = split_told(source)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .cpp_ops import VECTOR_MATH, VECTOR_MATH2
 from .cpp_sums import constant_trip
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -187,3 +188,32 @@ SHORT_LOOP = 12
 def short_loop(n: Any) -> bool:
     trip = constant_trip(n)
     return trip is not None and trip <= SHORT_LOOP
+
+
+# A kernel of at most SCALAR_WORK statements (elements x statements per element, known
+# when it is built) compiles its body as scalar code (cpp_kernel.cpp.j2: no SIMD pragma,
+# -O2 without the loop vectorizer): a 12-element x % 3 == 1 took g++ 0.30 s at -O3, the
+# vectorizer's prologue, main loop and epilogue around a trip count the noipa body never
+# sees (1,227 instructions), to run a few ns of a ~1 us launch. (The 360 modules of
+# test_programs_real23/real6: g++ 50.5 -> 45.0 s. -O1 saved no more and ran such a body
+# 1.5-2x slower, a 36-element one +50 ns; -O2 scalar ran it within ~10 ns of the SIMD
+# loop.) Only where vectors cannot change a bit of the result: no vector math (libmvec
+# and NumPy's SVML differ from the scalar functions in the last bits), no reduction the
+# lanes would reassociate (float sums, a max choosing among equal -0.0/0.0); or and and
+# reductions (flags, any/all) are exact either way.
+SCALAR_WORK = 1 << 9
+_SIMD_PRAGMA = re.compile(r"^\s*#pragma omp simd((?: reduction\([|&]:[^)]*\))*)\s*$")
+_VECTOR_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_np_\w+|kiln_exp|kiln_logaddexp\w*|kiln_hypot\w*|kiln_c(?:64|128)\w*)\s*\("
+                          % "|".join(VECTOR_MATH + VECTOR_MATH2))
+
+
+def scalar_body(work: Any, cost: int, body: list[str]) -> list[str] | None:
+    """``body`` without its SIMD pragmas when the kernel compiles as scalar code
+    (SCALAR_WORK), else None."""
+    trip = constant_trip(work)
+    if trip is None or trip * cost > SCALAR_WORK or any(_VECTOR_CALL.search(line) for line in body):
+        return None
+    pragmas = [line for line in body if "#pragma omp" in line and "simd" in line]
+    if any(not _SIMD_PRAGMA.match(line) for line in pragmas):
+        return None
+    return [line for line in body if line not in pragmas]
