@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import bytecode_facts as bf
 from . import comprehension_facts as cf
-from .decode import code_key, decode, exception_entries, handlers_by_instruction
+from .decode import code_key, decode, handlers_by_instruction
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
@@ -60,7 +60,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     args = [i.arg for i in insts]
     targets = [i.target for i in insts]
     linenos = [i.lineno for i in insts]
-    entries = exception_entries(code, len(insts))
+    entries = decoded.entries
     handler_of = handlers_by_instruction(entries, len(insts))
     loops = loop_jumps(names, targets)
     prologue = 0
