@@ -19,7 +19,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi', on_fp=_fp_warnings(((6, 'tanh', '', 0, 1), (6, 'multiply', '', 0, 7), (6, 'reduce', '', 0, 7)), (0, 1), slots=((0, 1, 2), (1, 1, 4)), rerun=_SecondBody('kiln_fused_tanh_multiply_sum_0', lambda: _SECOND_BODIES['kiln_fused_tanh_multiply_sum_0'], 'void kiln_fused_tanh_multiply_sum_0_told_run(void*, void*, void*, int64_t, int64_t, int);\nvoid kiln_fused_tanh_multiply_sum_0_told_run_packed(void*);', 'pppqqi')))
+kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi', on_fp=_fp_warnings(((6, 'tanh', '', 0, 1), (6, 'multiply', '', 0, 7), (6, 'reduce', '', 0, 7)), (0, 1), slots=((0, 1, 2), (1, 1, 4), (2, 2, 2), (3, 2, 4)), rerun=_SecondBody('kiln_fused_tanh_multiply_sum_0', lambda: _SECOND_BODIES['kiln_fused_tanh_multiply_sum_0'], 'void kiln_fused_tanh_multiply_sum_0_told_run(void*, void*, void*, int64_t, int64_t, int);\nvoid kiln_fused_tanh_multiply_sum_0_told_run_packed(void*);', 'pppqqi')))
 
 
 def call(x, b):
@@ -49,9 +49,10 @@ _SECOND_BODIES = {
 // mode warns of (the kernel's own library does not carry it: most kernels never raise).
 __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_tanh_multiply_sum_0_told(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int64_t begin, int64_t end, int nthreads)
 {
-    uint32_t own0 = 0, own1 = 0;
+    uint32_t own0 = 0, own1 = 0, own2 = 0, own3 = 0;
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;
+        int spoilo17 = 0, spoili18 = 0;
         auto term0 = [&](int64_t r1) -> float {
           float t1 = p_x[r1 + s1*x0];
           float t2 = tanhf(t1);
@@ -71,13 +72,22 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_tanh_multiply_
           bool t15 = (t3 == t3);
           bool t16 = ((t14 != 0) & (t15 != 0));
           own1 |= (uint32_t)t16;
-          return t4;
+          return kiln_fp_spoils<float>(t4, spoilo17, spoili18);
         };
         acc0 += kiln_pairwise<float, 16>(term0, 0, s1);
         const float red0 = (float)(acc0);
+        bool t19 = (__builtin_fabsf(red0) < __builtin_inff());
+        bool t20 = (t19 == 0);
+        bool t21 = (spoilo17 == 0);
+        bool t22 = ((t20 != 0) & (t21 != 0));
+        own2 |= (uint32_t)t22;
+        bool t23 = (red0 != red0);
+        bool t24 = (spoili18 == 0);
+        bool t25 = ((t23 != 0) & (t24 != 0));
+        own3 |= (uint32_t)t25;
         p_buf0[x0] = red0;
     }
-    return (unsigned)own0 << 0 | (unsigned)own1 << 1;
+    return (unsigned)own0 << 0 | (unsigned)own1 << 1 | (unsigned)own2 << 2 | (unsigned)own3 << 3;
 }
 
 extern "C" void kiln_fused_tanh_multiply_sum_0_told_run(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)

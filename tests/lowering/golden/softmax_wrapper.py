@@ -22,7 +22,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', keep_gil=True, on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, 7), (6, 'exp', 'model.py', 4, 1), (6, 'reduce', 'model.py', 5, 7), (7, 'divide', 'model.py', 5, 7)), (0,), slots=((0, 0, 2), (1, 0, 4), (2, 1, 2), (3, 3, 2), (4, 3, 4)), rerun=_SecondBody('kiln_fused_max_subtract_exp_sum_0', lambda: _SECOND_BODIES['kiln_fused_max_subtract_exp_sum_0'], 'void kiln_fused_max_subtract_exp_sum_0_told_run(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_told_run_packed(void*);', 'ppi')))
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', keep_gil=True, on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, 7), (6, 'exp', 'model.py', 4, 1), (6, 'reduce', 'model.py', 5, 7), (7, 'divide', 'model.py', 5, 7)), (0,), slots=((0, 0, 2), (1, 0, 4), (2, 1, 2), (3, 2, 2), (4, 2, 4), (5, 3, 2), (6, 3, 4)), rerun=_SecondBody('kiln_fused_max_subtract_exp_sum_0', lambda: _SECOND_BODIES['kiln_fused_max_subtract_exp_sum_0'], 'void kiln_fused_max_subtract_exp_sum_0_told_run(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_told_run_packed(void*);', 'ppi')))
 
 
 def call(x):
@@ -53,12 +53,12 @@ _SECOND_BODIES = {
 // mode warns of (the kernel's own library does not carry it: most kernels never raise).
 __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_exp_sum_0_told(const float* __restrict p_x, float* __restrict p_buf3, int64_t begin, int64_t end, int nthreads)
 {
-    uint32_t own0 = 0, own1 = 0, own2 = 0, own3 = 0, own4 = 0;
+    uint32_t own0 = 0, own1 = 0, own2 = 0, own3 = 0, own4 = 0, own5 = 0, own6 = 0;
     for (int64_t x0 = begin; x0 < end; ++x0) {
         float row_buf1[16];
         float acc0 = -__builtin_inff();
         int nan0 = 0;
-        #pragma omp simd reduction(max:acc0) reduction(|:nan0) reduction(|:own0, own1, own2, own3, own4)
+        #pragma omp simd reduction(max:acc0) reduction(|:nan0) reduction(|:own0, own1, own2, own3, own4, own5, own6)
         for (int64_t r1 = 0; r1 < 16; ++r1) {
           float t1 = p_x[r1 + 16*x0];
           acc0 = acc0 > t1 ? acc0 : t1;
@@ -66,6 +66,7 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_e
         }
         const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
         double acc20 = 0;
+        int spoilo21 = 0, spoili22 = 0;
         auto term20 = [&](int64_t r1) -> float {
           float t2 = p_x[r1 + 16*x0];
           float t3 = t2 - red0;
@@ -89,34 +90,43 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_e
           bool t19 = ((t17 != 0) & (t18 != 0));
           own2 |= (uint32_t)t19;
           row_buf1[r1] = t16;
-          return t16;
+          return kiln_fp_spoils<float>(t16, spoilo21, spoili22);
         };
         acc20 += kiln_pairwise<float, 16>(term20, 0, 16);
         const float red20 = (float)(acc20);
-        #pragma omp simd reduction(|:own0, own1, own2, own3, own4)
+        bool t23 = (__builtin_fabsf(red20) < __builtin_inff());
+        bool t24 = (t23 == 0);
+        bool t25 = (spoilo21 == 0);
+        bool t26 = ((t24 != 0) & (t25 != 0));
+        own3 |= (uint32_t)t26;
+        bool t27 = (red20 != red20);
+        bool t28 = (spoili22 == 0);
+        bool t29 = ((t27 != 0) & (t28 != 0));
+        own4 |= (uint32_t)t29;
+        #pragma omp simd reduction(|:own0, own1, own2, own3, own4, own5, own6)
         for (int64_t r1 = 0; r1 < 16; ++r1) {
-          float t21 = row_buf1[r1];
-          float t22 = t21 / red20;
-          bool t23 = (__builtin_fabsf(t22) == __builtin_inff());
-          bool t24 = (__builtin_fabsf(t21) == __builtin_inff());
-          bool t25 = (t24 == 0);
-          bool t26 = ((t23 != 0) & (t25 != 0));
-          bool t27 = (__builtin_fabsf(red20) == __builtin_inff());
-          bool t28 = (t27 == 0);
-          bool t29 = ((t26 != 0) & (t28 != 0));
-          bool t30 = (red20 != 0.0f);
-          bool t31 = ((t29 != 0) & (t30 != 0));
-          own3 |= (uint32_t)t31;
-          bool t32 = (t22 != t22);
-          bool t33 = (t21 == t21);
-          bool t34 = ((t32 != 0) & (t33 != 0));
-          bool t35 = (red20 == red20);
-          bool t36 = ((t34 != 0) & (t35 != 0));
-          own4 |= (uint32_t)t36;
-          p_buf3[r1 + 16*x0] = t22;
+          float t30 = row_buf1[r1];
+          float t31 = t30 / red20;
+          bool t32 = (__builtin_fabsf(t31) == __builtin_inff());
+          bool t33 = (__builtin_fabsf(t30) == __builtin_inff());
+          bool t34 = (t33 == 0);
+          bool t35 = ((t32 != 0) & (t34 != 0));
+          bool t36 = (__builtin_fabsf(red20) == __builtin_inff());
+          bool t37 = (t36 == 0);
+          bool t38 = ((t35 != 0) & (t37 != 0));
+          bool t39 = (red20 != 0.0f);
+          bool t40 = ((t38 != 0) & (t39 != 0));
+          own5 |= (uint32_t)t40;
+          bool t41 = (t31 != t31);
+          bool t42 = (t30 == t30);
+          bool t43 = ((t41 != 0) & (t42 != 0));
+          bool t44 = (red20 == red20);
+          bool t45 = ((t43 != 0) & (t44 != 0));
+          own6 |= (uint32_t)t45;
+          p_buf3[r1 + 16*x0] = t31;
         }
     }
-    return (unsigned)own0 << 0 | (unsigned)own1 << 1 | (unsigned)own2 << 2 | (unsigned)own3 << 3 | (unsigned)own4 << 4;
+    return (unsigned)own0 << 0 | (unsigned)own1 << 1 | (unsigned)own2 << 2 | (unsigned)own3 << 3 | (unsigned)own4 << 4 | (unsigned)own5 << 5 | (unsigned)own6 << 6;
 }
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0_told_run(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
