@@ -70,7 +70,7 @@ def complex_linear(z):
 @program((cn(6),), (np.array([0j, 1e300 + 1e300j, complex(np.inf, 0), complex(np.nan, 1)]),),
          warnings_differ={"cpp": "np.exp(nan + 1j)'s 'invalid' (cexp of a NaN part) beside the "
                                  "divides and square that may raise it too: the complex predicates "
-                                 "(ops/fp_errors.py _complex_raises_where) are silent where an "
+                                 "(ops/fp_predicates.py complex_raises_where) are silent where an "
                                  "operand part is a NaN (docs/lowering.md 'What is missing')"})
 def complex_edge_values(z):
     return np.abs(z), z / 0, 1 / z, np.sqrt(z), np.exp(z), np.log(z), z ** 2, z ** 0.5, np.sign(z), \

@@ -238,7 +238,7 @@ def _loop_kind(node: Any) -> str | None:
     if kinds[-1] == "c" and (node.op.name in CAST_INPUT or _out_cast(node) is not None):
         return "f"   # a cast to complex64: its predicate tests the parts (fp_errors.py _isinf)
     if kinds[-1] == "c" and node.op.name != "scalar_binary":
-        return "c"   # a complex loop (fp_errors.py _complex_raises_where)
+        return "c"   # a complex loop (fp_predicates.py complex_raises_where)
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) - {None} == {kinds[-1]} else None
 
 

@@ -1,5 +1,5 @@
 """Complex ops of one kind beside each other in one kernel: the second body tells which
-raised it by their predicates (ops/fp_errors.py ``_complex_raises_where``). Before stop
+raised it by their predicates (ops/fp_predicates.py ``complex_raises_where``). Before stop
 62 two complex multiplies, a divide beside a multiply or two complex adds that may
 overflow said nothing of that kind."""
 from __future__ import annotations

@@ -114,7 +114,7 @@ class _ComplexNumpyOps(NumpyOps):
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("op", ["add", "subtract", "multiply", "true_divide", "square", "exp"])
 def test_complex_predicates_never_say_what_numpy_does_not(op, dtype):
-    """Complex loops' predicates (fp_errors.py ``_complex_raises_where``): never a kind
+    """Complex loops' predicates (fp_predicates.py ``complex_raises_where``): never a kind
     NumPy's loop does not warn of, over edge parts; add and subtract (part by part) exactly
     NumPy's; the others may be silent beside a NaN or infinite part (counted, bounded)."""
     ufunc = {"true_divide": np.divide}.get(op) or getattr(np, op)
