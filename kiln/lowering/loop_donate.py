@@ -113,13 +113,8 @@ def _writes_of(value: Any, u: Any) -> list | None:
     gone), a fresh one where not; either way the copy back goes with the loop's."""
     chain = []
     while value is not u:
-        op = value.target if getattr(value, "kind", None) == "call" else None
-        if op is None or op.name not in _SCATTERS or not value.args:
-            return None
-        base = value.args[0]
-        if getattr(base, "val", None) is None or value.val is None \
-                or tuple(base.val.shape) != tuple(value.val.shape) or base.val.dtype != value.val.dtype \
-                or set(base.users) != {value} \
+        base = _scatter_base(value)
+        if base is None or set(base.users) != {value} \
                 or any(_reads(a, u) for a in (*value.args[1:], *value.kwargs.values())):
             return None
         chain.append(value)
@@ -131,12 +126,21 @@ def scattered_from(value: Any) -> Any:
     """The array a chain of functional element writes (``_SCATTERS``, each of its
     operand's shape and dtype) starts from, ``value`` itself where it is no such write:
     ``total[k] += s`` gives ``index_put(total, (k,), ...)``, the new value of ``total``."""
-    while getattr(value, "kind", None) == "call" and value.target.name in _SCATTERS \
-            and value.args and getattr(value.args[0], "val", None) is not None \
-            and value.val is not None and tuple(value.args[0].val.shape) == tuple(value.val.shape) \
-            and value.args[0].val.dtype == value.val.dtype:
-        value = value.args[0]
+    while (base := _scatter_base(value)) is not None:
+        value = base
     return value
+
+
+def _scatter_base(value: Any) -> Any:
+    """``value``'s first operand where ``value`` is a functional write into it
+    (``_SCATTERS``) of that operand's shape and dtype, else None."""
+    if getattr(value, "kind", None) != "call" or value.target.name not in _SCATTERS or not value.args:
+        return None
+    base = value.args[0]
+    if getattr(base, "val", None) is None or value.val is None \
+            or tuple(base.val.shape) != tuple(value.val.shape) or base.val.dtype != value.val.dtype:
+        return None
+    return base
 
 
 # Functional writes of an element or a region of their first operand (``x[i] = v``,
