@@ -169,7 +169,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                                         not flagless(slots)) if told.lines and not told.rerun else ((), 0)
     if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
-    scalar = scalar_body(plan.work, plan.cost, body)   # (tiny: scalar code at -O1, cpp_loops.py)
+    scalar = scalar_body(plan.work, plan.cost, body)   # (tiny: scalar code, no vectorizer: cpp_loops.py SCALAR_WORK)
     body = body if scalar is None else scalar
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
